@@ -1,0 +1,91 @@
+"""The exceptions every part of embedsearch raises.
+
+Each message is written for the person at the keyboard: it names the file, line and
+field at fault where there is one, and says what to do about it. The CLI prints the
+message as one line; Python callers can catch the base class or a precise subclass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "EmbedSearchError",
+    "IndexCorruptError",
+    "IndexExistsError",
+    "IndexIncompatibleError",
+    "IndexNotFoundError",
+    "InputError",
+    "ModelError",
+    "PaperNotFoundError",
+    "QueryError",
+]
+
+
+class EmbedSearchError(Exception):
+    """Base class of every error embedsearch raises on purpose."""
+
+
+class InputError(EmbedSearchError):
+    """A corpus file or record cannot be read; says where (file, line, record, field)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        record: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.record = record
+        self.field = field
+        self.reason = message
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = self.path or ""
+        if self.line is not None:
+            where += f":{self.line}"
+        elif self.record is not None:
+            where += f": record {self.record}"
+        field = f"field '{self.field}': " if self.field else ""
+        return f"{where}: {field}{self.reason}" if where else f"{field}{self.reason}"
+
+
+class QueryError(EmbedSearchError, ValueError):
+    """A query or its parameters are unusable (empty text, k < 1, bad filter)."""
+
+
+class PaperNotFoundError(EmbedSearchError, KeyError):
+    """A paper id is not in the index."""
+
+    def __init__(self, paper_id: str, index: str | Path | None = None) -> None:
+        self.paper_id = paper_id
+        where = f" in index {index}" if index is not None else ""
+        super().__init__(f"no paper with id '{paper_id}'{where}")
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0])
+
+
+class IndexNotFoundError(EmbedSearchError):
+    """The index directory does not exist or holds no index."""
+
+
+class IndexExistsError(EmbedSearchError):
+    """A build would overwrite an existing index or directory without being told to."""
+
+
+class IndexCorruptError(EmbedSearchError):
+    """An index file is missing, truncated or does not match its checksum."""
+
+
+class IndexIncompatibleError(EmbedSearchError):
+    """The index was written by another format version or for another encoder."""
+
+
+class ModelError(EmbedSearchError):
+    """The encoder model cannot be found or loaded."""

@@ -1,0 +1,103 @@
+"""The `Paper` record every part of embedsearch passes around, and the rules that fill gaps.
+
+A corpus may lack ids or titles (the ICLR seed files have neither); the functions here
+derive them deterministically so that the same file always yields the same papers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_FIELDS",
+    "TEXT_FIELDS",
+    "Paper",
+    "derive_id",
+    "derive_title",
+    "embedding_text",
+    "first_sentence",
+]
+
+#: Fields that can be embedded; title + abstract is what the bundled embeddings use.
+TEXT_FIELDS = ("title", "abstract", "tldr", "keywords")
+DEFAULT_FIELDS: tuple[str, ...] = ("title", "abstract")
+_SEPARATOR = ". "
+_TITLE_CHARS = 120
+
+# A sentence ends at . ! or ? followed by space and an upper-case letter or digit; this
+# keeps "e.g. the" and "Fig. 3b" inside their sentence often enough for a display title.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(])")
+_MARKUP = re.compile(r"\*\*|__|`")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Paper:
+    """One paper: an id, an abstract, and whatever metadata the corpus provides."""
+
+    id: str
+    abstract: str
+    title: str = ""
+    title_derived: bool = False
+    authors: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    venue: str = ""
+    year: int | None = None
+    url: str = ""
+    tldr: str = ""
+    primary_area: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """The paper as JSON-ready plain data (lists, not tuples)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "title_derived": self.title_derived,
+            "abstract": self.abstract,
+            "authors": list(self.authors),
+            "keywords": list(self.keywords),
+            "venue": self.venue,
+            "year": self.year,
+            "url": self.url,
+            "tldr": self.tldr,
+            "primary_area": self.primary_area,
+        }
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of `text`, whitespace collapsed."""
+    text = _SPACE.sub(" ", text).strip()
+    return _SENTENCE_END.split(text, maxsplit=1)[0]
+
+
+def derive_title(abstract: str, max_chars: int = _TITLE_CHARS) -> str:
+    """A display title for a paper without one: its first sentence, cut at a word."""
+    sentence = _MARKUP.sub("", first_sentence(abstract)).rstrip(".")
+    if len(sentence) <= max_chars:
+        return sentence
+    cut = sentence[:max_chars].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + "…"
+
+
+def derive_id(source: str, position: int) -> str:
+    """A stable id for the `position`-th (1-based) record of a file named `source`."""
+    return f"{source}:{position}"
+
+
+def embedding_text(paper: Paper, fields: Sequence[str] = DEFAULT_FIELDS) -> str:
+    """The text the encoder sees for `paper`: the chosen fields joined by '. '.
+
+    A derived title repeats the abstract's first sentence, so it is left out: it would
+    only give that sentence double weight.
+    """
+    parts: list[str] = []
+    for name in fields:
+        if name == "title" and paper.title_derived:
+            continue
+        value = ", ".join(paper.keywords) if name == "keywords" else getattr(paper, name)
+        value = value.strip()
+        if value:
+            parts.append(value)
+    return _SEPARATOR.join(parts)

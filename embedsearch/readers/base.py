@@ -1,0 +1,147 @@
+"""What every input format shares: the reader signature, the registry, strict decoding.
+
+A format is one module that defines a function `(path) -> Iterator[(Paper, where)]`
+and registers it with `@register_format(name, extensions)`; `where` is "file:line"
+(or "file: record N") so that later checks, such as duplicate ids, can point at it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..papers import Paper
+
+__all__ = [
+    "FormatSpec",
+    "Located",
+    "ReadFunc",
+    "compressed",
+    "format_for",
+    "formats",
+    "iter_lines",
+    "read_text",
+    "register_format",
+    "source_name",
+]
+
+Located = tuple[Paper, str]
+ReadFunc = Callable[[Path], Iterator[Located]]
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """A registered input format: its name, the extensions it claims, its reader."""
+
+    name: str
+    extensions: tuple[str, ...]
+    read: ReadFunc
+    description: str
+
+
+_FORMATS: dict[str, FormatSpec] = {}
+
+
+def register_format(
+    name: str, extensions: tuple[str, ...], description: str
+) -> Callable[[ReadFunc], ReadFunc]:
+    """Class the decorated reader as format `name`, chosen for files with `extensions`."""
+
+    def decorate(read: ReadFunc) -> ReadFunc:
+        _FORMATS[name] = FormatSpec(name, extensions, read, description)
+        return read
+
+    return decorate
+
+
+def formats() -> dict[str, FormatSpec]:
+    """Every registered format by name."""
+    return dict(_FORMATS)
+
+
+def compressed(path: Path) -> bool:
+    return path.suffix.lower() == ".gz"
+
+
+def _logical_suffix(path: Path) -> str:
+    """The extension that names the format: '.jsonl' for both x.jsonl and x.jsonl.gz."""
+    inner = path.with_suffix("") if compressed(path) else path
+    return inner.suffix.lower()
+
+
+def source_name(path: Path) -> str:
+    """The file's name without format extensions; the stem of derived ids."""
+    name = path.name
+    for _ in range(2):
+        stem, dot, ext = name.rpartition(".")
+        if dot and stem and ("." + ext.lower()) in _known_suffixes() | {".gz"}:
+            name = stem
+    return name
+
+
+def _known_suffixes() -> set[str]:
+    return {ext for spec in _FORMATS.values() for ext in spec.extensions}
+
+
+def format_for(path: Path, override: str | None = None) -> FormatSpec:
+    """The format to read `path` with: `override` if given, else by its extension."""
+    if override is not None:
+        try:
+            return _FORMATS[override]
+        except KeyError:
+            known = ", ".join(sorted(_FORMATS))
+            raise InputError(f"unknown format '{override}' (known: {known})") from None
+    suffix = _logical_suffix(path)
+    for spec in _FORMATS.values():
+        if suffix in spec.extensions:
+            return spec
+    known = ", ".join(sorted(_known_suffixes()))
+    raise InputError(
+        f"cannot tell the format from the extension '{suffix or '(none)'}'; "
+        f"use one of {known} (optionally .gz) or pass --format",
+        path=path,
+    )
+
+
+def _open_binary(path: Path):  # type: ignore[no-untyped-def]
+    return gzip.open(path, "rb") if compressed(path) else open(path, "rb")
+
+
+def _decode(raw: bytes, path: Path, first_line: int = 1) -> str:
+    """`raw` as UTF-8; an error names the line and column of the first bad byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + raw.count(b"\n", 0, exc.start)
+        column = exc.start - raw.rfind(b"\n", 0, exc.start)
+        raise InputError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {column}); "
+            "save the file as UTF-8",
+            path=path,
+            line=line,
+        ) from None
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, decoded strictly as UTF-8 (a BOM is dropped)."""
+    try:
+        with _open_binary(path) as handle:
+            for number, raw in enumerate(handle, 1):
+                text = _decode(raw, path, number)
+                yield number, text.removeprefix("\ufeff") if number == 1 else text
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise InputError(f"not a readable gzip file ({exc})", path=path) from None
+
+
+def read_text(path: Path) -> str:
+    """The whole file as text, decoded strictly; errors name the offending line."""
+    try:
+        with _open_binary(path) as handle:
+            raw = handle.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise InputError(f"not a readable gzip file ({exc})", path=path) from None
+    return _decode(raw, path).removeprefix("\ufeff")

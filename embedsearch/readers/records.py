@@ -1,0 +1,132 @@
+"""Turning one raw record (a JSON object or a CSV row) into a checked `Paper`.
+
+Every structured format goes through `paper_from_record`, so each field is validated
+in one place and its errors read the same whatever the file type. Two layouts are
+understood: the one of ../shared/data/papers (authors and keywords as lists, `url`) and
+the public paper-list one (`author` and `keywords` as ';'-separated strings, `site`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import InputError
+from ..papers import Paper, derive_title
+
+__all__ = ["RECORD_FIELDS", "paper_from_record"]
+
+#: The fields a record may carry; anything else in a record is ignored.
+RECORD_FIELDS = (
+    "id", "title", "abstract", "authors", "keywords", "venue", "year", "url", "tldr",
+    "primary_area",
+)
+# Public paper lists name some fields differently; the canonical name wins if both exist.
+_ALIASES = {"author": "authors", "site": "url"}
+_STRING_FIELDS = ("title", "venue", "url", "tldr", "primary_area")
+_LIST_FIELDS = ("authors", "keywords")
+
+
+class _Where:
+    """Where a record came from, to raise errors that point at it."""
+
+    def __init__(self, path: Path, line: int | None, record: int | None) -> None:
+        self.path, self.line, self.record = path, line, record
+
+    def error(self, message: str, field: str | None = None) -> InputError:
+        return InputError(
+            message, path=self.path, line=self.line, record=self.record, field=field
+        )
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _text(value: object, name: str, where: _Where) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise where.error(f"expected text, got {_kind(value)}", name)
+    return value.strip()
+
+
+def _string_list(value: object, name: str, where: _Where) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items = value.split(";")
+    elif isinstance(value, list):
+        items = value
+        for item in items:
+            if not isinstance(item, str):
+                raise where.error(f"expected a list of text, found {_kind(item)}", name)
+    else:
+        raise where.error(f"expected a list or a ';'-separated text, got {_kind(value)}", name)
+    return tuple(item.strip() for item in items if item.strip())
+
+
+def _year(value: object, where: _Where) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise where.error(f"expected a year such as 2025, got {value!r}", "year")
+    if not 1000 <= value <= 9999:
+        raise where.error(f"expected a four-digit year, got {value}", "year")
+    return value
+
+
+def _identifier(value: object, default: str, where: _Where) -> str:
+    if value is None or value == "":
+        return default
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise where.error(f"expected text or an integer, got {_kind(value)}", "id")
+    if not value.strip():
+        return default
+    return value.strip()
+
+
+def paper_from_record(
+    raw: Mapping[str, object],
+    *,
+    default_id: str,
+    path: Path,
+    line: int | None = None,
+    record: int | None = None,
+) -> Paper:
+    """Validate `raw` and build its Paper; errors name the file, line/record and field."""
+    where = _Where(path, line, record)
+    fields = {_ALIASES.get(key, key): value for key, value in raw.items() if key in _ALIASES}
+    fields.update({key: value for key, value in raw.items() if key not in _ALIASES})
+    if "abstract" not in fields:
+        raise where.error("missing the required field 'abstract'")
+    abstract = _text(fields["abstract"], "abstract", where)
+    if not abstract:
+        raise where.error("is empty; every paper needs an abstract", "abstract")
+    text = {name: _text(fields.get(name), name, where) for name in _STRING_FIELDS}
+    lists = {name: _string_list(fields.get(name), name, where) for name in _LIST_FIELDS}
+    return Paper(
+        id=_identifier(fields.get("id"), default_id, where),
+        abstract=abstract,
+        title=text["title"] or derive_title(abstract),
+        title_derived=not text["title"],
+        authors=lists["authors"],
+        keywords=lists["keywords"],
+        venue=text["venue"],
+        year=_year(fields.get("year"), where),
+        url=text["url"],
+        tldr=text["tldr"],
+        primary_area=text["primary_area"],
+    )
