@@ -1,0 +1,81 @@
+"""Metadata filters for search and similar: years, venues, keywords.
+
+Within one field the values are alternatives (any venue listed); across fields all must
+hold. Matching of venues and keywords ignores case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .errors import QueryError
+
+__all__ = ["Filters"]
+
+_YEAR_RANGE = re.compile(r"^\s*(\d{4})?\s*(-|–|\.\.)?\s*(\d{4})?\s*$")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which papers a query may return; the empty Filters admits every paper."""
+
+    year_min: int | None = None
+    year_max: int | None = None
+    venues: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.year_min or self.year_max or self.venues or self.keywords)
+
+    @classmethod
+    def parse(
+        cls,
+        year: str | int | None = None,
+        venues: Iterable[str] = (),
+        keywords: Iterable[str] = (),
+    ) -> Filters:
+        """Filters from user text: `year` is '2024', '2023-2025', '2023-' or '-2024'."""
+        year_min, year_max = _parse_years(year)
+        return cls(
+            year_min=year_min,
+            year_max=year_max,
+            venues=_clean(venues, "venue"),
+            keywords=_clean(keywords, "keyword"),
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "year_min": self.year_min,
+            "year_max": self.year_max,
+            "venues": list(self.venues),
+            "keywords": list(self.keywords),
+        }
+
+
+def _clean(values: Iterable[str], name: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        values = [values]
+    cleaned = tuple(value.strip() for value in values)
+    if any(not value for value in cleaned):
+        raise QueryError(f"--{name}: empty value")
+    return cleaned
+
+
+def _parse_years(year: str | int | None) -> tuple[int | None, int | None]:
+    if year is None or year == "":
+        return None, None
+    if isinstance(year, int):
+        return year, year
+    match = _YEAR_RANGE.match(year)
+    if not match or not (match.group(1) or match.group(3)):
+        raise QueryError(
+            f"--year: expected a year or a range such as 2023-2025, got '{year}'"
+        )
+    low, dash, high = match.groups()
+    first = int(low) if low else None
+    last = int(high) if high else (None if dash else first)
+    if first is not None and last is not None and first > last:
+        raise QueryError(f"--year: the range {year} runs backwards; write {last}-{first}")
+    return first, last

@@ -1,0 +1,185 @@
+"""Paper metadata in SQLite: records by key and id, and the keys a filter admits.
+
+Each paper has an int64 `key`, the id its vector carries in the vector index. Keys come
+from AUTOINCREMENT, so a removed paper's key is never given to another one and a stale
+vector can never be mistaken for a new paper.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .filters import Filters
+from .papers import Paper
+
+__all__ = ["PaperStore", "STORE_FILE"]
+
+STORE_FILE = "papers.sqlite"
+_SCHEMA = """
+CREATE TABLE papers (
+    key INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    title_derived INTEGER NOT NULL,
+    abstract TEXT NOT NULL,
+    authors TEXT NOT NULL,
+    keywords TEXT NOT NULL,
+    venue TEXT NOT NULL,
+    year INTEGER,
+    url TEXT NOT NULL,
+    tldr TEXT NOT NULL,
+    primary_area TEXT NOT NULL
+);
+CREATE INDEX papers_year ON papers(year);
+CREATE INDEX papers_venue ON papers(venue COLLATE NOCASE);
+CREATE TABLE paper_keywords (
+    key INTEGER NOT NULL REFERENCES papers(key) ON DELETE CASCADE,
+    keyword TEXT NOT NULL COLLATE NOCASE
+);
+CREATE INDEX paper_keywords_keyword ON paper_keywords(keyword, key);
+CREATE INDEX paper_keywords_key ON paper_keywords(key);
+"""
+_COLUMNS = (
+    "key, id, title, title_derived, abstract, authors, keywords, venue, year, url, tldr, "
+    "primary_area"
+)
+_BATCH = 500  # stays under SQLite's limit on bound parameters per statement
+
+
+def _row_to_paper(row: sqlite3.Row) -> Paper:
+    return Paper(
+        id=row["id"],
+        title=row["title"],
+        title_derived=bool(row["title_derived"]),
+        abstract=row["abstract"],
+        authors=tuple(json.loads(row["authors"])),
+        keywords=tuple(json.loads(row["keywords"])),
+        venue=row["venue"],
+        year=row["year"],
+        url=row["url"],
+        tldr=row["tldr"],
+        primary_area=row["primary_area"],
+    )
+
+
+def _chunks(items: Sequence[object], size: int = _BATCH) -> Iterable[Sequence[object]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class PaperStore:
+    """One SQLite file of papers; opened read-only unless it is being written."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+        self._db.row_factory = sqlite3.Row
+
+    @classmethod
+    def create(cls, path: Path) -> PaperStore:
+        """A new, empty store at `path` (which must not exist)."""
+        db = sqlite3.connect(path)
+        db.executescript(_SCHEMA)
+        db.execute("PRAGMA foreign_keys = ON")
+        return cls(db)
+
+    @classmethod
+    def open(cls, path: Path, *, writable: bool = False) -> PaperStore:
+        """The store at `path`; read-only files are opened immutable (no locks, no journal)."""
+        if writable:
+            db = sqlite3.connect(path)
+            db.execute("PRAGMA foreign_keys = ON")
+        else:
+            db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True,
+                                 check_same_thread=False)
+        return cls(db)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def commit(self) -> None:
+        self._db.commit()
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM papers").fetchone()[0])
+
+    # -- writing ---------------------------------------------------------------------------
+    def insert(self, papers: Sequence[Paper]) -> NDArray[np.int64]:
+        """Store `papers` (ids must be new); returns their keys in the same order."""
+        keys = np.empty(len(papers), dtype=np.int64)
+        for position, paper in enumerate(papers):
+            cursor = self._db.execute(
+                f"INSERT INTO papers ({_COLUMNS.removeprefix('key, ')}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (paper.id, paper.title, int(paper.title_derived), paper.abstract,
+                 json.dumps(list(paper.authors)), json.dumps(list(paper.keywords)),
+                 paper.venue, paper.year, paper.url, paper.tldr, paper.primary_area),
+            )
+            key = cursor.lastrowid
+            assert key is not None
+            keys[position] = key
+            self._db.executemany("INSERT INTO paper_keywords (key, keyword) VALUES (?, ?)",
+                                 [(key, keyword) for keyword in paper.keywords])
+        return keys
+
+    def delete(self, keys: NDArray[np.int64]) -> None:
+        for chunk in _chunks([int(key) for key in keys]):
+            marks = ",".join("?" * len(chunk))
+            self._db.execute(f"DELETE FROM paper_keywords WHERE key IN ({marks})", chunk)
+            self._db.execute(f"DELETE FROM papers WHERE key IN ({marks})", chunk)
+
+    # -- reading ---------------------------------------------------------------------------
+    def keys_of(self, ids: Iterable[str]) -> dict[str, int]:
+        """Key of each id that is stored; unknown ids are absent from the result."""
+        found: dict[str, int] = {}
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(f"SELECT id, key FROM papers WHERE id IN ({marks})",
+                                        chunk):
+                found[row["id"]] = int(row["key"])
+        return found
+
+    def papers(self, keys: Iterable[int]) -> dict[int, Paper]:
+        """Papers by key, for the keys that are stored."""
+        found: dict[int, Paper] = {}
+        for chunk in _chunks([int(key) for key in keys]):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT {_COLUMNS} FROM papers WHERE key IN ({marks})"
+            for row in self._db.execute(query, chunk):
+                found[int(row["key"])] = _row_to_paper(row)
+        return found
+
+    def all_keys(self) -> NDArray[np.int64]:
+        rows = self._db.execute("SELECT key FROM papers ORDER BY key").fetchall()
+        return np.array([row[0] for row in rows], dtype=np.int64)
+
+    def iter_papers(self) -> Iterable[tuple[int, Paper]]:
+        """Every (key, paper), by key."""
+        for row in self._db.execute(f"SELECT {_COLUMNS} FROM papers ORDER BY key"):
+            yield int(row["key"]), _row_to_paper(row)
+
+    def filter_keys(self, filters: Filters) -> NDArray[np.int64]:
+        """Keys of the papers `filters` admits, ascending."""
+        clauses: list[str] = []
+        args: list[object] = []
+        if filters.year_min is not None:
+            clauses.append("year >= ?")
+            args.append(filters.year_min)
+        if filters.year_max is not None:
+            clauses.append("year <= ?")
+            args.append(filters.year_max)
+        if filters.venues:
+            clauses.append(f"venue COLLATE NOCASE IN ({','.join('?' * len(filters.venues))})")
+            args.extend(filters.venues)
+        if filters.keywords:
+            marks = ",".join("?" * len(filters.keywords))
+            clauses.append(f"key IN (SELECT key FROM paper_keywords WHERE keyword IN ({marks}))")
+            args.extend(filters.keywords)
+        where = " AND ".join(clauses) or "1"
+        rows = self._db.execute(f"SELECT key FROM papers WHERE {where} ORDER BY key", args)
+        return np.array([row[0] for row in rows], dtype=np.int64)

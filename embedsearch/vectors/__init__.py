@@ -1,0 +1,46 @@
+"""The vector index: unit vectors under int64 keys, searched by inner product.
+
+`create_index` makes an empty index of a type (`flat`, `hnsw`, `ivf`, `auto` or a FAISS
+factory string); `load_index` reads one back from what the manifest recorded. A new
+backend is one module defining a `VectorIndex` subclass with `@register_backend`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import faiss_index  # noqa: F401  (registers the "faiss" backend)
+from .base import Hits, VectorIndex, backend_class, register_backend
+from .exact import exact_search
+from .faiss_index import FaissIndex
+from .tuning import EXACT_MAX, choose_index_type
+
+__all__ = [
+    "EXACT_MAX",
+    "INDEX_TYPES",
+    "Hits",
+    "VectorIndex",
+    "choose_index_type",
+    "create_index",
+    "exact_search",
+    "load_index",
+    "register_backend",
+]
+
+#: Named index types; anything else is passed to FAISS as a factory string.
+INDEX_TYPES = ("auto", "flat", "hnsw", "ivf")
+
+
+def create_index(kind: str, dim: int, count: int, params: dict[str, Any] | None = None,
+                 exact_max: int = EXACT_MAX) -> VectorIndex:
+    """An empty index of type `kind` sized for `count` vectors (`auto`: by `exact_max`)."""
+    if kind == "auto":
+        kind = choose_index_type(count, exact_max)
+    return FaissIndex.create(kind, dim, count, params)
+
+
+def load_index(directory: Path, meta: dict[str, Any], dim: int) -> VectorIndex:
+    """The index saved in `directory`, described by the manifest entry `meta`."""
+    cls = backend_class(str(meta["backend"]))
+    return cls.load(directory, dim, str(meta["type"]), dict(meta["params"]))

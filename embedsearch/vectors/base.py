@@ -1,0 +1,139 @@
+"""The `VectorIndex` interface and the registry that maps a backend name to its class.
+
+An index holds unit vectors under int64 keys and answers top-k inner-product queries.
+Filtering is shared here, once for every backend: a query may be limited to `allowed`
+keys and may `exclude` some, and still gets k hits whenever k admissible vectors exist:
+a small admissible subset is searched exactly, and an approximate search that comes
+back short is redone exactly.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .exact import exact_search
+from .tuning import exact_subset_limit
+
+__all__ = ["Hits", "VectorIndex", "backend_class", "register_backend"]
+
+Hits = tuple[NDArray[np.float32], NDArray[np.int64]]
+_Index = TypeVar("_Index", bound="type[VectorIndex]")
+_BACKENDS: dict[str, type[VectorIndex]] = {}
+
+
+def register_backend(name: str) -> Callable[[_Index], _Index]:
+    """Class decorator: make the class loadable under backend `name`."""
+
+    def decorate(cls: _Index) -> _Index:
+        cls.backend = name
+        _BACKENDS[name] = cls
+        return cls
+
+    return decorate
+
+
+def backend_class(name: str) -> type[VectorIndex]:
+    """The class registered as `name`; KeyError names the known ones."""
+    try:
+        return _BACKENDS[name]
+    except KeyError:
+        raise KeyError(f"unknown vector backend '{name}' (known: {sorted(_BACKENDS)})") from None
+
+
+class VectorIndex(ABC):
+    """Nearest-neighbour search over unit vectors keyed by int64."""
+
+    backend: ClassVar[str]
+    #: True when `_search` is exact, so filtering needs no exact fallback.
+    exact: bool = False
+
+    def __init__(self, dim: int, kind: str, params: dict[str, Any]) -> None:
+        self.dim = dim
+        self.kind = kind
+        self.params = dict(params)
+
+    # -- what a backend provides ------------------------------------------------------
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def keys(self) -> NDArray[np.int64]:
+        """Every live key, ascending."""
+
+    @abstractmethod
+    def add(self, keys: NDArray[np.int64], vectors: NDArray[np.float32]) -> None: ...
+
+    @abstractmethod
+    def remove(self, keys: NDArray[np.int64]) -> None: ...
+
+    @abstractmethod
+    def reconstruct(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
+        """The stored vectors of `keys`, in that order."""
+
+    @abstractmethod
+    def _search(
+        self,
+        queries: NDArray[np.float32],
+        k: int,
+        allowed: NDArray[np.int64] | None,
+        exclude: NDArray[np.int64] | None,
+    ) -> Hits:
+        """Top-k, restricted as asked; may return fewer than k (padded with key -1)."""
+
+    @abstractmethod
+    def save(self, directory: Path) -> list[str]:
+        """Write the index into `directory`; returns the file names written."""
+
+    @classmethod
+    @abstractmethod
+    def load(cls, directory: Path, dim: int, kind: str, params: dict[str, Any]) -> VectorIndex:
+        """Read what `save` wrote."""
+
+    def meta(self) -> dict[str, Any]:
+        """What the manifest records to load this index again."""
+        return {"backend": self.backend, "type": self.kind, "params": self.params}
+
+    # -- shared behaviour ---------------------------------------------------------------
+    def search(
+        self,
+        queries: NDArray[np.float32],
+        k: int,
+        *,
+        allowed: NDArray[np.int64] | None = None,
+        exclude: NDArray[np.int64] | None = None,
+    ) -> Hits:
+        """Top-`k` (scores, keys) per query, best first; key -1 pads missing hits."""
+        queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self.dim)
+        if allowed is not None:
+            allowed = np.unique(np.asarray(allowed, dtype=np.int64))
+            if exclude is not None and len(exclude):
+                allowed = np.setdiff1d(allowed, exclude, assume_unique=False)
+                exclude = None
+            if not self.exact and len(allowed) <= exact_subset_limit(len(self)):
+                return exact_search(self.reconstruct(allowed), allowed, queries, k)
+        scores, keys = self._search(queries, k, allowed, exclude)
+        if not self.exact:
+            available = len(self) - (len(exclude) if exclude is not None else 0)
+            wanted = min(k, len(allowed) if allowed is not None else available)
+            short = (keys[:, :wanted] < 0).any(axis=1)
+            if short.any():
+                scores[short], keys[short] = self._exact(queries[short], k, allowed, exclude)
+        return scores, keys
+
+    def _exact(
+        self,
+        queries: NDArray[np.float32],
+        k: int,
+        allowed: NDArray[np.int64] | None,
+        exclude: NDArray[np.int64] | None,
+    ) -> Hits:
+        keys = self.keys() if allowed is None else allowed
+        if exclude is not None and len(exclude):
+            keys = np.setdiff1d(keys, exclude)
+        return exact_search(self.reconstruct(keys), keys, queries, k)

@@ -1,0 +1,41 @@
+"""Exact inner-product search in NumPy: the reference every index is held against.
+
+It also answers the searches an approximate index cannot answer well: a filter that
+leaves a small subset of the corpus is searched exactly over that subset's vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["exact_search"]
+
+
+def exact_search(
+    vectors: NDArray[np.float32],
+    keys: NDArray[np.int64],
+    queries: NDArray[np.float32],
+    k: int,
+) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+    """Top-`k` (scores, keys) per query by inner product, best first; ties by key.
+
+    Rows with fewer than k candidates are padded with score -inf and key -1, as FAISS
+    pads its results.
+    """
+    nq = len(queries)
+    scores_out = np.full((nq, k), -np.inf, dtype=np.float32)
+    keys_out = np.full((nq, k), -1, dtype=np.int64)
+    if len(keys) == 0 or nq == 0:
+        return scores_out, keys_out
+    scores = queries @ vectors.T
+    take = min(k, len(keys))
+    for row in range(nq):
+        # Sort by (-score, key) so equal scores come back in a reproducible order.
+        part = np.argpartition(-scores[row], take - 1)[:take] if take < len(keys) else None
+        candidates = np.arange(len(keys)) if part is None else part
+        order = np.lexsort((keys[candidates], -scores[row, candidates]))[:take]
+        chosen = candidates[order]
+        scores_out[row, :take] = scores[row, chosen]
+        keys_out[row, :take] = keys[chosen]
+    return scores_out, keys_out

@@ -1,0 +1,170 @@
+"""FAISS-backed vector indexes: exact Flat, HNSW, IVF, or any FAISS factory string.
+
+Every index type removes vectors: FAISS removes them from Flat and IVF indexes itself;
+HNSW graphs cannot drop nodes, so removed keys become tombstones that every search
+excludes, and the graph is rebuilt from the live vectors once tombstones pass a quarter
+of it. Keys are never reused, so a tombstone never comes back to life.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import faiss as _faiss
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import InputError
+from .base import Hits, VectorIndex, register_backend
+from .tuning import hnsw_params, ivf_params, search_threads
+
+__all__ = ["FaissIndex", "factory_for"]
+
+# faiss ships stubs that lack most of its SWIG API (search parameters, selectors,
+# DirectMap); typing it as Any is more honest than a page of ignores.
+faiss: Any = _faiss
+
+_INDEX_FILE = "vectors.faiss"
+_KEYS_FILE = "keys.npy"
+_TOMBSTONE_SHARE = 0.25
+
+
+def factory_for(kind: str, count: int,
+                overrides: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    """(FAISS factory string, parameters) for index type `kind` sized for `count` vectors."""
+    overrides = overrides or {}
+    if kind == "flat":
+        return "Flat", {}
+    if kind == "hnsw":
+        params = {**hnsw_params(count), **overrides}
+        return f"HNSW{params['M']},Flat", params
+    if kind == "ivf":
+        params = {**ivf_params(count), **overrides}
+        return f"IVF{params['nlist']},Flat", params
+    return kind, dict(overrides)
+
+
+def _selector(allowed: NDArray[np.int64] | None, exclude: NDArray[np.int64] | None) -> Any:
+    """A FAISS IDSelector for the restriction, or None; it keeps its arrays alive."""
+    if allowed is not None:
+        selector = faiss.IDSelectorBatch(allowed)
+        selector.keep = allowed
+        return selector
+    if exclude is not None and len(exclude):
+        inner = faiss.IDSelectorBatch(exclude)
+        selector = faiss.IDSelectorNot(inner)
+        selector.keep = (inner, exclude)
+        return selector
+    return None
+
+
+@register_backend("faiss")
+class FaissIndex(VectorIndex):
+    """One FAISS index under our keys, with the search parameters of its type."""
+
+    def __init__(self, dim: int, kind: str, params: dict[str, Any], index: Any,
+                 keys: NDArray[np.int64] | None = None) -> None:
+        super().__init__(dim, kind, params)
+        self._index = index
+        self._ivf = faiss.try_extract_index_ivf(index)
+        self._keys = np.zeros(0, np.int64) if keys is None else np.sort(keys.astype(np.int64))
+        self._dead = self._tombstones()
+        self.exact = kind == "flat"
+
+    @classmethod
+    def create(cls, kind: str, dim: int, count: int,
+               overrides: dict[str, Any] | None = None) -> FaissIndex:
+        """An empty index of type `kind` (flat, hnsw, ivf or a factory string)."""
+        factory, params = factory_for(kind, count, overrides)
+        try:
+            index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+        except RuntimeError as exc:
+            reason = str(exc).strip().splitlines()[-1]
+            raise InputError(f"--index-type '{kind}': FAISS cannot build '{factory}' "
+                             f"({reason}); use auto, flat, hnsw, ivf or a FAISS factory "
+                             "string such as 'IVF1024,SQ8'") from None
+        if isinstance(index, faiss.IndexHNSW):
+            index.hnsw.efConstruction = int(params.get("efConstruction", 40))
+        if faiss.try_extract_index_ivf(index) is None:
+            # IVF stores our keys itself; everything else maps them through IDMap2,
+            # which can also hand a stored vector back by key.
+            index = faiss.IndexIDMap2(index)
+        else:
+            faiss.try_extract_index_ivf(index).set_direct_map_type(faiss.DirectMap.Hashtable)
+        return cls(dim, kind, {"factory": factory, **params}, index)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def keys(self) -> NDArray[np.int64]:
+        return self._keys
+
+    def _tombstones(self) -> NDArray[np.int64]:
+        """Keys still in the FAISS structure but removed (only HNSW keeps any)."""
+        if self._ivf is not None:
+            return np.zeros(0, np.int64)
+        stored = faiss.vector_to_array(self._index.id_map)
+        return np.setdiff1d(stored, self._keys, assume_unique=True)
+
+    def add(self, keys: NDArray[np.int64], vectors: NDArray[np.float32]) -> None:
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if not self._index.is_trained:
+            self._index.train(vectors)
+        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        self._index.add_with_ids(vectors, keys)
+        self._keys = np.union1d(self._keys, keys)
+
+    def remove(self, keys: NDArray[np.int64]) -> None:
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if self._ivf is not None:
+            # IVF's key hashtable can only drop an explicit array of keys.
+            self._index.remove_ids(faiss.IDSelectorArray(keys))
+        elif not isinstance(faiss.downcast_index(self._index.index), faiss.IndexHNSW):
+            self._index.remove_ids(faiss.IDSelectorBatch(keys))
+        self._keys = np.setdiff1d(self._keys, keys)
+        self._dead = self._tombstones()
+        if len(self._dead) > _TOMBSTONE_SHARE * max(len(self._keys), 1):
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        fresh = FaissIndex.create(self.kind, self.dim, len(self._keys),
+                                  {k: v for k, v in self.params.items() if k != "factory"})
+        if len(self._keys):
+            fresh.add(self._keys, self.reconstruct(self._keys))
+        self._index, self._ivf, self._dead = fresh._index, fresh._ivf, fresh._dead
+
+    def reconstruct(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if len(keys) == 0:
+            return np.zeros((0, self.dim), np.float32)
+        return np.asarray(self._index.reconstruct_batch(keys), dtype=np.float32)
+
+    def _search_params(self, selector: Any) -> Any:
+        if self._ivf is not None:
+            return faiss.SearchParametersIVF(sel=selector, nprobe=int(self.params.get("nprobe", 1)))
+        if "efSearch" in self.params:
+            return faiss.SearchParametersHNSW(sel=selector, efSearch=int(self.params["efSearch"]))
+        return faiss.SearchParameters(sel=selector) if selector is not None else None
+
+    def _search(self, queries: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None,
+                exclude: NDArray[np.int64] | None) -> Hits:
+        if len(self._dead) and allowed is None:
+            exclude = self._dead if exclude is None else np.union1d(exclude, self._dead)
+        faiss.omp_set_num_threads(search_threads(len(queries), os.cpu_count() or 1))
+        params = self._search_params(_selector(allowed, exclude))
+        scores, keys = self._index.search(queries, k, params=params)
+        return scores, keys
+
+    def save(self, directory: Path) -> list[str]:
+        faiss.write_index(self._index, str(directory / _INDEX_FILE))
+        np.save(directory / _KEYS_FILE, self._keys)
+        return [_INDEX_FILE, _KEYS_FILE]
+
+    @classmethod
+    def load(cls, directory: Path, dim: int, kind: str, params: dict[str, Any]) -> FaissIndex:
+        index = faiss.read_index(str(directory / _INDEX_FILE))
+        keys = np.load(directory / _KEYS_FILE, allow_pickle=False)
+        return cls(dim, kind, params, index, keys)
