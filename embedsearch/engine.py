@@ -1,0 +1,341 @@
+"""`SearchEngine`: one index opened for search, similar-paper lookup and updates.
+
+It composes the parts (encoder, vector index, paper store, index directory) and owns
+the rules that span them: a query encoder must match the index's, a filter narrows the
+vector search rather than its results, a paper is never its own neighbour.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .bundled import DEFAULT_INDEX, corpus_files
+from .encoder import Encoder, ModelSpec, resolve_model
+from .errors import IndexIncompatibleError, InputError, PaperNotFoundError, QueryError
+from .filters import Filters
+from .indexing import add_papers, build_index, remove_papers
+from .layout import IndexDirectory, Manifest
+from .papers import DEFAULT_FIELDS, Paper
+from .readers import read_papers
+from .readers.records import paper_from_record
+from .store import STORE_FILE, PaperStore
+from .vectors import EXACT_MAX, VectorIndex, load_index
+
+__all__ = ["Hit", "IndexInfo", "SearchEngine", "index_info"]
+
+#: Longest query text accepted; a query is encoded to at most 256 tokens anyway.
+MAX_QUERY_CHARS = 10_000
+MAX_K = 10_000
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result: its 1-based rank, cosine similarity to the query, and the paper."""
+
+    rank: int
+    score: float
+    paper: Paper
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "score": self.score, **self.paper.to_dict()}
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """What an index holds and how it was built, read from its manifest alone."""
+
+    path: str
+    count: int
+    model: str
+    fingerprint: str
+    encoder_backend: str
+    dim: int
+    index_type: str
+    index_params: dict[str, Any]
+    fields: tuple[str, ...]
+    format_version: int
+    created: str
+    updated: str
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["fields"] = list(self.fields)
+        return data
+
+
+def index_info(path: str | os.PathLike[str]) -> IndexInfo:
+    """Describe the index at `path` without loading its vectors or its model."""
+    directory = IndexDirectory(path)
+    manifest = directory.read_manifest()
+    directory.verify(manifest, checksums=False)
+    return _info(directory, manifest)
+
+
+def _info(directory: IndexDirectory, manifest: Manifest) -> IndexInfo:
+    model = manifest.model
+    params = {k: v for k, v in manifest.index["params"].items()}
+    return IndexInfo(
+        path=str(directory.path),
+        count=manifest.count,
+        model=str(model["name"]),
+        fingerprint=str(model["fingerprint"]),
+        encoder_backend=str(model["backend"]),
+        dim=int(model["dim"]),
+        index_type=str(manifest.index["type"]),
+        index_params=params,
+        fields=tuple(manifest.text["fields"]),
+        format_version=manifest.format_version,
+        created=manifest.created,
+        updated=manifest.updated,
+        bytes=sum(int(entry["bytes"]) for entry in manifest.files.values()),
+    )
+
+
+def _as_papers(papers: Iterable[Paper | Mapping[str, Any]]) -> list[Paper]:
+    """Papers as given, or built (and validated) from plain mappings."""
+    result: list[Paper] = []
+    for number, item in enumerate(papers, 1):
+        if isinstance(item, Paper):
+            result.append(item)
+        elif isinstance(item, Mapping):
+            result.append(paper_from_record(item, default_id=f"record:{number}",
+                                            path=Path("<records>"), record=number))
+        else:
+            raise InputError(f"expected a Paper or a mapping, got {type(item).__name__}",
+                             path="<records>", record=number)
+    return result
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise QueryError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+
+
+def _check_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty; type what you are looking for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"the query is {len(query)} characters long; the limit is "
+                         f"{MAX_QUERY_CHARS}")
+    return query.strip()
+
+
+class SearchEngine:
+    """An open index. Build one with `build`/`build_from_files`, open one with `open`."""
+
+    def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
+                 verify: bool = True) -> None:
+        self._directory = directory
+        self._requested_model = model
+        self._verify = verify
+        self._encoder: Encoder | None = None
+        self._lock = threading.RLock()
+        self._load()
+        if model is not None:
+            self._get_encoder()  # refuse a mismatched encoder now, not at the first query
+
+    # -- opening and building ------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, model: str | None = None,
+             verify: bool = True) -> SearchEngine:
+        """Open the index at `path`, checking its files (sha256 unless `verify=False`).
+
+        `model` names the query encoder; by default the one that built the index. A
+        different encoder is refused, as its vectors are not comparable.
+        """
+        return cls(IndexDirectory(path), model=model, verify=verify)
+
+    @classmethod
+    def build(
+        cls,
+        out: str | os.PathLike[str],
+        papers: Iterable[Paper | Mapping[str, Any]],
+        *,
+        model: str | None = None,
+        index_type: str = "auto",
+        index_params: dict[str, Any] | None = None,
+        fields: Sequence[str] = DEFAULT_FIELDS,
+        exact_max: int = EXACT_MAX,
+        overwrite: bool = False,
+        progress: bool = False,
+        batch_size: int = 32,
+    ) -> SearchEngine:
+        """Encode `papers` (Paper objects or mappings with at least an abstract) into a
+        new index at `out`; `index_type` is auto, flat, hnsw, ivf or a FAISS factory."""
+        encoder = Encoder(model, batch_size=batch_size)
+        directory = IndexDirectory(out)
+        build_index(directory, _as_papers(papers), encoder, index_type=index_type,
+                    index_params=index_params, fields=fields, exact_max=exact_max,
+                    overwrite=overwrite, progress=progress)
+        engine = cls(directory, verify=False)
+        engine._encoder = encoder
+        return engine
+
+    @classmethod
+    def build_from_files(cls, out: str | os.PathLike[str],
+                         paths: Iterable[str | os.PathLike[str]], *,
+                         format: str | None = None, **options: Any) -> SearchEngine:
+        """Read `paths` (txt, jsonl, json, csv, tsv; `format` overrides) and `build`."""
+        return cls.build(out, read_papers([Path(p) for p in paths], format), **options)
+
+    @classmethod
+    def open_default(cls, path: str | os.PathLike[str] = DEFAULT_INDEX, *,
+                     progress: bool = False) -> SearchEngine:
+        """The index of the bundled ICLR 2025 sample at `path`, built there if absent."""
+        if not IndexDirectory(path).exists():
+            return cls.build_from_files(path, corpus_files(), progress=progress)
+        return cls.open(path)
+
+    def _load(self) -> None:
+        directory = self._directory
+        manifest = directory.read_manifest()
+        directory.verify(manifest, checksums=self._verify)
+        files = directory.files_dir(manifest)
+        self._manifest = manifest
+        self._index: VectorIndex = load_index(files, manifest.index, int(manifest.model["dim"]))
+        self._store = PaperStore.open(files / STORE_FILE)
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> SearchEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the encoder -----------------------------------------------------------------------
+    def _get_encoder(self) -> Encoder:
+        if self._encoder is None:
+            name = self._requested_model or self._manifest.model["name"]
+            spec = name if isinstance(name, ModelSpec) else resolve_model(name)
+            self._check_encoder_spec(spec)
+            self._encoder = Encoder(spec)
+        return self._encoder
+
+    def _check_encoder_spec(self, spec: ModelSpec) -> None:
+        built = self._manifest.model
+        if spec.fingerprint != built["fingerprint"]:
+            raise IndexIncompatibleError(
+                f"index {self._directory.path} was built with {built['name']} (fingerprint "
+                f"{str(built['fingerprint'])[:12]}) but the query encoder is {spec.short()}; "
+                "their vectors are not comparable: omit --model to use the index's own "
+                "model, or rebuild the index with this one"
+            )
+
+    # -- reading ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, paper_id: object) -> bool:
+        return isinstance(paper_id, str) and bool(self._store.keys_of([paper_id]))
+
+    @property
+    def path(self) -> Path:
+        return self._directory.path
+
+    def info(self) -> IndexInfo:
+        """What this index holds and how it was built."""
+        return _info(self._directory, self._manifest)
+
+    def get(self, paper_id: str) -> Paper:
+        """The paper with id `paper_id`; PaperNotFoundError if there is none."""
+        key = self._key(paper_id)
+        return self._store.papers([key])[key]
+
+    def _key(self, paper_id: str) -> int:
+        found = self._store.keys_of([paper_id])
+        if paper_id not in found:
+            raise PaperNotFoundError(paper_id, self._directory.path)
+        return found[paper_id]
+
+    def _allowed(self, filters: Filters | None) -> np.ndarray | None:
+        return self._store.filter_keys(filters) if filters else None
+
+    def _hits(self, scores: np.ndarray, keys: np.ndarray) -> list[Hit]:
+        valid = [(float(s), int(k)) for s, k in zip(scores, keys) if k >= 0]
+        papers = self._store.papers(k for _, k in valid)
+        return [Hit(rank, score, papers[key]) for rank, (score, key) in enumerate(valid, 1)]
+
+    def search(self, query: str, k: int = 10, *, filters: Filters | None = None) -> list[Hit]:
+        """The `k` papers closest in meaning to `query`, best first."""
+        return self.search_many([query], k, filters=filters)[0]
+
+    def search_many(self, queries: Sequence[str], k: int = 10, *,
+                    filters: Filters | None = None) -> list[list[Hit]]:
+        """`search` for each query, encoded together in one batch."""
+        if isinstance(queries, str):
+            raise QueryError("search_many takes a list of queries; use search for one")
+        texts = [_check_query(query) for query in queries]
+        _check_k(k)
+        if not texts:
+            return []
+        with self._lock:
+            allowed = self._allowed(filters)
+            vectors = self._get_encoder().encode(texts)
+            scores, keys = self._index.search(vectors, k, allowed=allowed)
+            return [self._hits(scores[row], keys[row]) for row in range(len(texts))]
+
+    def similar(self, paper_id: str, k: int = 10, *,
+                filters: Filters | None = None) -> list[Hit]:
+        """The `k` papers closest to paper `paper_id` (never itself), from its stored vector."""
+        _check_k(k)
+        with self._lock:
+            key = self._key(paper_id)
+            vector = self._index.reconstruct(np.array([key], dtype=np.int64))
+            scores, keys = self._index.search(vector, k, allowed=self._allowed(filters),
+                                              exclude=np.array([key], dtype=np.int64))
+            return self._hits(scores[0], keys[0])
+
+    # -- writing ---------------------------------------------------------------------------
+    def add(self, papers: Iterable[Paper | Mapping[str, Any]], *,
+            progress: bool = False) -> int:
+        """Encode and add the papers whose ids are new; returns how many were added.
+
+        Papers already in the index (by id) are left as they are and not re-encoded.
+        """
+        records = _as_papers(papers)
+        with self._lock:
+            known = self._store.keys_of(paper.id for paper in records)
+            new = [paper for paper in records if paper.id not in known]
+            if not new:
+                return 0
+            encoder = self._get_encoder()
+            self._write(lambda: add_papers(self._directory, self._manifest, self._index,
+                                           new, encoder, progress=progress))
+            return len(new)
+
+    def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
+                  format: str | None = None, progress: bool = False) -> int:
+        """`add` the papers of `paths`."""
+        return self.add(read_papers([Path(p) for p in paths], format), progress=progress)
+
+    def remove(self, paper_ids: Iterable[str]) -> int:
+        """Remove papers by id (all must exist, or nothing changes); returns the count."""
+        ids = list(dict.fromkeys(paper_ids))
+        with self._lock:
+            keys = np.array([self._key(paper_id) for paper_id in ids], dtype=np.int64)
+            if len(keys):
+                self._write(lambda: remove_papers(self._directory, self._manifest,
+                                                  self._index, keys))
+            return len(keys)
+
+    def _write(self, update: Callable[[], tuple[Manifest, VectorIndex]]) -> None:
+        """Run an update that may change the in-memory index; reload it if it fails."""
+        try:
+            manifest, index = update()
+        except BaseException:
+            self._store.close()
+            self._load()
+            raise
+        self._store.close()
+        self._manifest, self._index = manifest, index
+        self._store = PaperStore.open(self._directory.files_dir(manifest) / STORE_FILE)

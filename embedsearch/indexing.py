@@ -1,0 +1,171 @@
+"""Writing an index: build it from papers, add papers, remove papers.
+
+Each write encodes what it must before touching the disk, then stages a complete new
+generation through `layout` and publishes it in one rename, so a failure at any point
+leaves the previous index as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._version import __version__
+from .encoder import Encoder
+from .errors import InputError
+from .layout import IndexDirectory, Manifest, Staging
+from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
+from .store import STORE_FILE, PaperStore
+from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
+
+__all__ = ["add_papers", "build_index", "check_fields", "encoder_record", "remove_papers"]
+
+
+def check_fields(fields: Sequence[str]) -> tuple[str, ...]:
+    """The embedded fields, validated: a non-empty subset of `TEXT_FIELDS`."""
+    chosen = tuple(fields)
+    unknown = [name for name in chosen if name not in TEXT_FIELDS]
+    if unknown or not chosen:
+        raise InputError(f"--fields: expected some of {', '.join(TEXT_FIELDS)}, got "
+                         f"{', '.join(chosen) or 'nothing'}")
+    return chosen
+
+
+def _check_unique(papers: Sequence[Paper]) -> None:
+    seen: dict[str, int] = {}
+    for number, paper in enumerate(papers, 1):
+        if paper.id in seen:
+            raise InputError(f"duplicate id '{paper.id}' (records {seen[paper.id]} and {number})")
+        seen[paper.id] = number
+
+
+def encoder_record(encoder: Encoder) -> dict[str, Any]:
+    """How the manifest names the encoder; a query encoder must match it."""
+    return {
+        "name": encoder.spec.name,
+        "fingerprint": encoder.spec.fingerprint,
+        "backend": encoder.backend,
+        "dim": encoder.dim,
+        "max_seq_length": encoder.max_seq_length,
+    }
+
+
+def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
+            progress: bool) -> np.ndarray:
+    return encoder.encode([embedding_text(paper, fields) for paper in papers], progress=progress)
+
+
+def build_index(
+    directory: IndexDirectory,
+    papers: Sequence[Paper],
+    encoder: Encoder,
+    *,
+    index_type: str = "auto",
+    index_params: dict[str, Any] | None = None,
+    fields: Sequence[str] = DEFAULT_FIELDS,
+    exact_max: int = EXACT_MAX,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> Manifest:
+    """Encode `papers` and write them as a new index (replacing one if `overwrite`)."""
+    fields = check_fields(fields)
+    if not papers:
+        raise InputError("no papers to index")
+    _check_unique(papers)
+    # Refuse what would fail before encoding, which can take hours.
+    directory.ensure_writable(replace=overwrite)
+    index = create_index(index_type, encoder.dim, len(papers), index_params, exact_max)
+    vectors = _encode(encoder, papers, fields, progress)
+    with directory.write(replace=overwrite) as staging:
+        store = PaperStore.create(staging.dir / STORE_FILE)
+        try:
+            keys = store.insert(papers)
+            store.commit()
+        finally:
+            store.close()
+        index.add(keys, vectors)
+        manifest = Manifest(
+            model=encoder_record(encoder),
+            text={"fields": list(fields)},
+            index={**index.meta(), "auto": index_type == "auto", "exact_max": exact_max},
+            count=len(papers),
+            software=f"embedsearch {__version__}",
+        )
+        return _publish(directory, staging, index, manifest)
+
+
+def _publish(directory: IndexDirectory, staging: Staging, index: VectorIndex,
+             manifest: Manifest) -> Manifest:
+    index.save(staging.dir)
+    manifest.index = {**manifest.index, **index.meta()}
+    return directory.commit(staging, manifest)
+
+
+def _copy_store(directory: IndexDirectory, manifest: Manifest, staging: Staging) -> PaperStore:
+    shutil.copyfile(directory.files_dir(manifest) / STORE_FILE, staging.dir / STORE_FILE)
+    return PaperStore.open(staging.dir / STORE_FILE, writable=True)
+
+
+def _retype(index: VectorIndex, manifest: Manifest, count: int) -> VectorIndex:
+    """The index re-made as the type `auto` now picks, when growth crossed the threshold."""
+    wanted = choose_index_type(count, int(manifest.index.get("exact_max", EXACT_MAX)))
+    if not manifest.index.get("auto") or wanted == index.kind:
+        return index
+    keys = index.keys()
+    fresh = create_index(wanted, index.dim, count)
+    fresh.add(keys, index.reconstruct(keys))
+    return fresh
+
+
+def add_papers(
+    directory: IndexDirectory,
+    manifest: Manifest,
+    index: VectorIndex,
+    papers: Sequence[Paper],
+    encoder: Encoder,
+    *,
+    progress: bool = False,
+) -> tuple[Manifest, VectorIndex]:
+    """Encode and add `papers`, whose ids must be new; returns the new manifest and index.
+
+    `index` may be changed in place even when this fails: reload it then.
+    """
+    _check_unique(papers)
+    vectors = _encode(encoder, papers, manifest.text["fields"], progress)
+    with directory.write(replace=True) as staging:
+        store = _copy_store(directory, manifest, staging)
+        try:
+            keys = store.insert(papers)
+            store.commit()
+        finally:
+            store.close()
+        index.add(keys, vectors)
+        index = _retype(index, manifest, len(index))
+        updated = dataclasses.replace(manifest, count=len(index))
+        return _publish(directory, staging, index, updated), index
+
+
+def remove_papers(
+    directory: IndexDirectory,
+    manifest: Manifest,
+    index: VectorIndex,
+    keys: np.ndarray,
+) -> tuple[Manifest, VectorIndex]:
+    """Remove the papers stored under `keys`; returns the new manifest and index.
+
+    `index` may be changed in place even when this fails: reload it then.
+    """
+    with directory.write(replace=True) as staging:
+        store = _copy_store(directory, manifest, staging)
+        try:
+            store.delete(keys)
+            store.commit()
+        finally:
+            store.close()
+        index.remove(keys)
+        updated = dataclasses.replace(manifest, count=len(index))
+        return _publish(directory, staging, index, updated), index

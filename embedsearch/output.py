@@ -1,0 +1,119 @@
+"""How the CLI prints results: a readable ranked list, or one JSON object per line.
+
+The JSON shape is a contract for scripts: each hit has rank (1-based), id, score
+(cosine similarity, higher is closer, descending), title, abstract, year, venue and the
+other paper fields; batch searches add query_index (0-based line) and query.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import IO, Any
+
+from .engine import Hit, IndexInfo
+from .papers import Paper
+
+__all__ = ["hits", "info", "paper", "snippet"]
+
+_SNIPPET_CHARS = 220
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
+
+
+def snippet(text: str, limit: int = _SNIPPET_CHARS) -> str:
+    """The start of `text`, whitespace collapsed, cut at a word with an ellipsis."""
+    return _clip(" ".join(text.split()), limit)
+
+
+def _width() -> int:
+    return max(60, min(shutil.get_terminal_size((100, 24)).columns, 110))
+
+
+def _where(paper: Paper) -> str:
+    parts = [part for part in (paper.venue, str(paper.year or "")) if part]
+    return " ".join(parts)
+
+
+def _json_line(data: dict[str, Any], out: IO[str]) -> None:
+    out.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
+         query_index: int | None = None, query_id: str | None = None,
+         out: IO[str] | None = None) -> None:
+    """Print one query's hits."""
+    out = out or sys.stdout
+    if json_lines:
+        extra: dict[str, Any] = {}
+        if query_index is not None:
+            extra = {"query_index": query_index, "query": query}
+        if query_id is not None:
+            extra["query_id"] = query_id
+        for hit in results:
+            data = hit.to_dict()
+            data["score"] = round(hit.score, 6)
+            _json_line({**data, **extra}, out)
+        return
+    if query_index is not None:
+        out.write(f"\n[{query_index}] {query}\n")
+    if not results:
+        out.write("No papers match.\n")
+        return
+    width = _width()
+    indent = " " * 12
+    for hit in results:
+        head = f"{hit.rank:>3}. {hit.score:6.3f}  {hit.paper.title}"
+        out.write(_clip(head, width) + "\n")
+        meta = "  ·  ".join(part for part in (_where(hit.paper), hit.paper.id) if part)
+        out.write(f"{indent}{meta}\n")
+        body = textwrap.fill(snippet(hit.paper.abstract), width, initial_indent=indent,
+                             subsequent_indent=indent)
+        out.write(body + "\n")
+
+
+def paper(record: Paper, *, json_lines: bool, out: IO[str] | None = None) -> None:
+    """Print one paper in full."""
+    out = out or sys.stdout
+    if json_lines:
+        _json_line(record.to_dict(), out)
+        return
+    width = _width()
+    title = record.title + ("  (title derived from the abstract)" if record.title_derived else "")
+    lines = [title, f"id: {record.id}"]
+    for label, value in (("venue", _where(record)), ("authors", ", ".join(record.authors)),
+                         ("keywords", ", ".join(record.keywords)), ("url", record.url),
+                         ("tldr", record.tldr)):
+        if value:
+            lines.append(f"{label}: {value}")
+    out.write("\n".join(lines) + "\n\n" + textwrap.fill(record.abstract, width) + "\n")
+
+
+def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) -> None:
+    """Print what an index holds."""
+    out = out or sys.stdout
+    if json_lines:
+        _json_line(summary.to_dict(), out)
+        return
+    params = ", ".join(f"{key}={value}" for key, value in summary.index_params.items())
+    rows = [
+        ("index", summary.path),
+        ("papers", f"{summary.count}"),
+        ("model", f"{summary.model} ({summary.encoder_backend}, {summary.dim}-d, "
+                  f"fingerprint {summary.fingerprint[:12]})"),
+        ("embedded", " + ".join(summary.fields)),
+        ("vector index", f"{summary.index_type} ({params})"),
+        ("size", f"{summary.bytes / 1e6:.1f} MB"),
+        ("format", f"version {summary.format_version}"),
+        ("created", summary.created),
+        ("updated", summary.updated),
+    ]
+    for label, value in rows:
+        out.write(f"{label:>13}: {value}\n")
