@@ -1,0 +1,104 @@
+"""Shared fixtures: the real bundled model, the seed corpus, the dev corpus when present."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedsearch import SearchEngine
+from embedsearch.bundled import corpus_files
+from embedsearch.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+DEV_DATA = Path(os.environ.get("EMBEDSEARCH_DEV_DATA", REPO.parent / "shared" / "data" / "papers"))
+DEV_PAPERS = DEV_DATA / "papers.jsonl.gz"
+DEV_VECTORS = DEV_DATA / "minilm_title_abstract_f16.npy"
+DEV_QUERIES = DEV_DATA / "queries.jsonl"
+
+needs_dev_data = pytest.mark.skipif(
+    not DEV_PAPERS.is_file(),
+    reason=f"dev corpus not found at {DEV_DATA} (set EMBEDSEARCH_DEV_DATA to its folder)",
+)
+
+
+def snapshot(directory: Path) -> dict[str, str]:
+    """sha256 of every file below `directory`, by relative path: 'byte for byte' checks."""
+    return {
+        str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="session")
+def seed_files() -> list[Path]:
+    return corpus_files()
+
+
+@pytest.fixture(scope="session")
+def seed_index(tmp_path_factory: pytest.TempPathFactory, seed_files: list[Path]) -> Path:
+    """An index of the bundled seed corpus, built once with the real model; do not modify."""
+    out = tmp_path_factory.mktemp("seed") / "index"
+    SearchEngine.build_from_files(out, seed_files).close()
+    return out
+
+
+@pytest.fixture
+def seed_copy(seed_index: Path, tmp_path: Path) -> Path:
+    """A private copy of the seed index, for tests that change it."""
+    target = tmp_path / "index"
+    shutil.copytree(seed_index, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def seed_engine(seed_index: Path) -> Iterator[SearchEngine]:
+    engine = SearchEngine.open(seed_index)
+    yield engine
+    engine.close()
+
+
+class CliResult:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+    def json_lines(self) -> list[dict[str, object]]:
+        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """Run the embedsearch command in-process; returns exit code, stdout and stderr."""
+
+    def run(*args: str | Path) -> CliResult:
+        code = main([str(arg) for arg in args])
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+def dev_records(count: int) -> list[dict[str, object]]:
+    """The first `count` records of the dev corpus."""
+    records = []
+    with gzip.open(DEV_PAPERS, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            records.append(json.loads(line))
+            if len(records) == count:
+                break
+    return records
+
+
+def dev_vectors(count: int | None = None) -> np.ndarray:
+    """The precomputed float32 (upcast from float16) dev embeddings, renormalised."""
+    vectors = np.load(DEV_VECTORS, mmap_mode="r")
+    chosen = np.asarray(vectors[:count] if count else vectors, dtype=np.float32)
+    return chosen / np.linalg.norm(chosen, axis=1, keepdims=True)

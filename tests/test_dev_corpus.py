@@ -1,0 +1,71 @@
+"""The engine on a few thousand real papers of the dev corpus (skipped without it)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedsearch import Filters, SearchEngine
+from embedsearch.vectors import exact_search
+
+from .conftest import dev_records, dev_vectors, needs_dev_data
+
+pytestmark = [needs_dev_data, pytest.mark.data, pytest.mark.slow]
+COUNT = 2000
+
+
+@pytest.fixture(scope="module")
+def dev_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 dev papers with `auto` lowered so that it picks HNSW, as it would past 50k."""
+    records = dev_records(COUNT)
+    path = tmp_path_factory.mktemp("dev") / "corpus.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    out = path.parent / "index"
+    SearchEngine.build_from_files(out, [path], exact_max=1000, batch_size=64).close()
+    return out
+
+
+def test_auto_picks_hnsw_and_it_agrees_with_exact_search(dev_index: Path) -> None:
+    engine = SearchEngine.open(dev_index)
+    assert engine.info().index_type == "hnsw" and len(engine) == COUNT
+    titles = [record["title"] for record in dev_records(COUNT)[::20]]
+    queries = engine._get_encoder().encode([str(title) for title in titles])
+    keys = engine._index.keys()
+    _, truth = exact_search(engine._index.reconstruct(keys), keys, queries, 10)
+    _, found = engine._index.search(queries, 10)
+    agreement = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])
+    assert agreement >= 0.97
+    hits = engine.search_many([str(title) for title in titles], k=10)
+    ranks = [next((h.rank for h in row if h.paper.title == title), None)
+             for row, title in zip(hits, titles)]
+    assert sum(rank == 1 for rank in ranks) >= 0.8 * len(titles)  # a title finds its paper
+
+
+def test_vectors_match_the_reference_embeddings(dev_index: Path) -> None:
+    # The precomputed file is the same model on title + ". " + abstract, in corpus order.
+    engine = SearchEngine.open(dev_index)
+    keys = engine._index.keys()  # keys follow insertion order: key i+1 is record i
+    ours = engine._index.reconstruct(keys[:500])
+    reference = dev_vectors(500)
+    assert float(np.mean(np.sum(ours * reference, axis=1))) >= 0.999
+
+
+def test_filters_and_similar_at_scale(dev_index: Path, tmp_path: Path) -> None:
+    shutil.copytree(dev_index, tmp_path / "index")
+    engine = SearchEngine.open(tmp_path / "index")
+    records = dev_records(COUNT)
+    venue = str(records[0]["venue"])
+    expected = sum(1 for record in records if record["venue"] == venue)
+    hits = engine.search("robot grasping", k=expected + 5, filters=Filters.parse(venues=[venue]))
+    assert len(hits) == expected and {h.paper.venue for h in hits} == {venue}
+    first = str(records[0]["id"])
+    similar = engine.similar(first, k=10, filters=Filters.parse(venues=[venue]))
+    assert len(similar) == 10 and first not in {h.paper.id for h in similar}
+    engine.remove([h.paper.id for h in similar[:3]])
+    again = engine.similar(first, k=10, filters=Filters.parse(venues=[venue]))
+    assert len(again) == 10 and not {h.paper.id for h in similar[:3]} & {
+        h.paper.id for h in again}
