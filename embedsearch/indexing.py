@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -81,12 +82,8 @@ def build_index(
     index = create_index(index_type, encoder.dim, len(papers), index_params, exact_max)
     vectors = _encode(encoder, papers, fields, progress)
     with directory.write(replace=overwrite) as staging:
-        store = PaperStore.create(staging.dir / STORE_FILE)
-        try:
+        with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
             keys = store.insert(papers)
-            store.commit()
-        finally:
-            store.close()
         index.add(keys, vectors)
         manifest = Manifest(
             model=encoder_record(encoder),
@@ -105,9 +102,11 @@ def _publish(directory: IndexDirectory, staging: Staging, index: VectorIndex,
     return directory.commit(staging, manifest)
 
 
-def _copy_store(directory: IndexDirectory, manifest: Manifest, staging: Staging) -> PaperStore:
+def _copy_store(directory: IndexDirectory, manifest: Manifest,
+                staging: Staging) -> AbstractContextManager[PaperStore]:
+    """A transaction on a copy of the current store, inside the staged generation."""
     shutil.copyfile(directory.files_dir(manifest) / STORE_FILE, staging.dir / STORE_FILE)
-    return PaperStore.open(staging.dir / STORE_FILE, writable=True)
+    return PaperStore.transaction(staging.dir / STORE_FILE)
 
 
 def _retype(index: VectorIndex, manifest: Manifest, count: int) -> VectorIndex:
@@ -137,12 +136,8 @@ def add_papers(
     _check_unique(papers)
     vectors = _encode(encoder, papers, manifest.text["fields"], progress)
     with directory.write(replace=True) as staging:
-        store = _copy_store(directory, manifest, staging)
-        try:
+        with _copy_store(directory, manifest, staging) as store:
             keys = store.insert(papers)
-            store.commit()
-        finally:
-            store.close()
         index.add(keys, vectors)
         index = _retype(index, manifest, len(index))
         updated = dataclasses.replace(manifest, count=len(index))
@@ -160,12 +155,8 @@ def remove_papers(
     `index` may be changed in place even when this fails: reload it then.
     """
     with directory.write(replace=True) as staging:
-        store = _copy_store(directory, manifest, staging)
-        try:
+        with _copy_store(directory, manifest, staging) as store:
             store.delete(keys)
-            store.commit()
-        finally:
-            store.close()
         index.remove(keys)
         updated = dataclasses.replace(manifest, count=len(index))
         return _publish(directory, staging, index, updated), index

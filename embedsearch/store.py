@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -99,11 +100,20 @@ class PaperStore:
                                  check_same_thread=False)
         return cls(db)
 
+    @classmethod
+    @contextmanager
+    def transaction(cls, path: Path, *, create: bool = False) -> Iterator[PaperStore]:
+        """The store at `path` (new if `create`) for writing; committed if the block ends
+        cleanly, rolled back otherwise, closed either way."""
+        store = cls.create(path) if create else cls.open(path, writable=True)
+        try:
+            yield store
+            store._db.commit()
+        finally:
+            store.close()
+
     def close(self) -> None:
         self._db.close()
-
-    def commit(self) -> None:
-        self._db.commit()
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM papers").fetchone()[0])
