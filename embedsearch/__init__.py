@@ -4,12 +4,17 @@
     engine = SearchEngine.open("indexes/iclr2025")
     for hit in engine.search("low-rank visual prompting", k=5):
         print(hit.rank, round(hit.score, 3), hit.paper.title)
+
+Names are imported on first use, so that `import embedsearch` (and the CLI's start, and
+`embedsearch info`) does not pay for FAISS, onnxruntime or torch.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .engine import Hit, IndexInfo, SearchEngine, index_info
 from .errors import (
     EmbedSearchError,
     IndexCorruptError,
@@ -23,10 +28,17 @@ from .errors import (
 )
 from .filters import Filters
 from .papers import Paper
-from .readers import read_papers
+
+if TYPE_CHECKING:
+    from .encoding import Encoder
+    from .engine import SearchEngine
+    from .info import IndexInfo, index_info
+    from .readers import read_papers
+    from .results import Hit
 
 __all__ = [
     "EmbedSearchError",
+    "Encoder",
     "Filters",
     "Hit",
     "IndexCorruptError",
@@ -44,3 +56,20 @@ __all__ = [
     "index_info",
     "read_papers",
 ]
+
+_LAZY = {
+    "Encoder": "encoding",
+    "SearchEngine": "engine",
+    "IndexInfo": "info",
+    "index_info": "info",
+    "read_papers": "readers",
+    "Hit": "results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'embedsearch' has no attribute '{name}'")

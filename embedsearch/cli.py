@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -21,6 +22,8 @@ from .errors import EmbedSearchError, InputError
 from .filters import Filters
 
 __all__ = ["main"]
+
+_BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-bf16", "auto")
 
 _EXAMPLES = """\
 examples:
@@ -45,12 +48,15 @@ def _say(args: argparse.Namespace, message: str) -> None:
 def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
     from .engine import SearchEngine
 
+    options = {"backend": getattr(args, "backend", None), "cache_dir": args.cache_dir,
+               "cache": not getattr(args, "no_cache", False)}
     if args.index is None:
         if not (DEFAULT_INDEX / "manifest.json").exists():
             _say(args, f"Building the default index of the bundled ICLR 2025 sample in "
                        f"{DEFAULT_INDEX} (first use only)...")
-        return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args))
-    return SearchEngine.open(args.index, model=model)
+        return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args),
+                                         cache_dir=args.cache_dir)
+    return SearchEngine.open(args.index, model=model, **options)
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -85,11 +91,12 @@ def _cmd_build(args: argparse.Namespace) -> None:
         args.out, args.inputs, format=args.format, model=args.model,
         index_type=args.index_type, index_params=args.index_param, fields=fields,
         exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
-        batch_size=args.batch_size,
+        backend=args.backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
+        cache=not args.no_cache,
     )
     info = engine.info()
     _say(args, f"Indexed {info.count} papers into {info.path} ({info.index_type}, "
-               f"{info.model}).")
+               f"{info.model}, backend {info.encoder_backend}).")
 
 
 def _cmd_search(args: argparse.Namespace) -> None:
@@ -119,7 +126,7 @@ def _cmd_show(args: argparse.Namespace) -> None:
 
 
 def _cmd_info(args: argparse.Namespace) -> None:
-    from .engine import index_info
+    from .info import index_info
 
     if args.index is None and not (DEFAULT_INDEX / "manifest.json").exists():
         _open(args)
@@ -132,6 +139,20 @@ def _cmd_add(args: argparse.Namespace) -> None:
     added = engine.add_files(args.inputs, format=args.format, progress=_progress(args))
     _say(args, f"Added {added} papers ({before} before, {len(engine)} now); "
                "papers already in the index were left as they are.")
+
+
+def _cmd_cache(args: argparse.Namespace) -> None:
+    from .encoding import EmbeddingCache, default_cache_dir
+
+    root = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    cache = EmbeddingCache(root)
+    if args.action == "clear":
+        _say(args, f"Removed {cache.clear()} cached vectors from {cache.path}.")
+    elif args.action == "prune":
+        removed = cache.prune(int(args.max_mb * 1e6))
+        _say(args, f"Removed {removed} least recently used vectors from {cache.path}.")
+    stats = cache.stats()
+    print(f"{stats.vectors} vectors, {stats.bytes / 1e6:.1f} MB in {stats.path}")
 
 
 def _cmd_remove(args: argparse.Namespace) -> None:
@@ -158,6 +179,23 @@ class _ParamsAction(argparse.Action):
         key, value = values
         params[key] = value
         setattr(namespace, self.dest, params)
+
+
+def _add_cache_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="exported models and the embedding cache (default: "
+                             "$EMBEDSEARCH_CACHE_DIR or ~/.cache/embedsearch)")
+
+
+def _add_encoder_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", default="auto", choices=_BACKENDS,
+                        help="encoder backend: torch (reference), onnx, onnx-int8, openvino, "
+                             "openvino-bf16, or auto, the fastest that agrees with torch on "
+                             "this machine (measured once; default)")
+    parser.add_argument("--batch-size", type=int, help="texts per encoding batch "
+                                                        "(default: the backend's best)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor store vectors in the embedding cache")
 
 
 def _add_index(parser: argparse.ArgumentParser) -> None:
@@ -198,6 +236,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bars or messages on stderr")
     common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    _add_cache_dir(common)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
@@ -220,7 +259,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--fields", default="title,abstract",
                        help="fields embedded, comma-separated: title, abstract, tldr, "
                             "keywords (default title,abstract)")
-    build.add_argument("--batch-size", type=int, default=32, help="encoding batch size")
+    _add_encoder_options(build)
     build.add_argument("--overwrite", action="store_true",
                        help="replace an existing index at --out (atomically)")
     build.set_defaults(run=_cmd_build)
@@ -230,6 +269,8 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--queries", metavar="FILE",
                         help="answer every line of FILE ('-' for stdin) in one batch")
     search.add_argument("--model", help="query encoder; must be the index's own (default)")
+    search.add_argument("--backend", choices=_BACKENDS[:-1],
+                        help="query encoder backend; must be the index's own (default)")
     _add_query_options(search)
     search.set_defaults(run=_cmd_search)
 
@@ -251,8 +292,16 @@ def _parser() -> argparse.ArgumentParser:
 
     add = command("add", "Encode and add the papers of INPUT files whose ids are new.")
     _add_input_options(add)
+    add.add_argument("--no-cache", action="store_true",
+                     help="neither read nor store vectors in the embedding cache")
     _add_index(add)
     add.set_defaults(run=_cmd_add)
+
+    cache = command("cache", "Show, prune or clear the embedding cache.")
+    cache.add_argument("action", nargs="?", choices=("info", "prune", "clear"), default="info")
+    cache.add_argument("--max-mb", type=float, default=1024,
+                       help="with prune: keep the most recently used vectors within this size")
+    cache.set_defaults(run=_cmd_cache)
 
     remove = command("remove", "Remove papers from an index by id.")
     remove.add_argument("paper_ids", nargs="+", metavar="PAPER_ID")
@@ -261,9 +310,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _log_to_stderr(*, quiet: bool) -> None:
+    """The engine reports slow one-off steps (model export, backend choice) by logging."""
+    logger = logging.getLogger("embedsearch")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
+    _log_to_stderr(quiet=args.quiet)
     try:
         args.run(args)
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly

@@ -10,93 +10,30 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .bundled import DEFAULT_INDEX, corpus_files
-from .encoder import Encoder, ModelSpec, resolve_model
+from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, resolve_model
 from .errors import IndexIncompatibleError, InputError, PaperNotFoundError, QueryError
 from .filters import Filters
 from .indexing import add_papers, build_index, remove_papers
+from .info import IndexInfo, describe
 from .layout import IndexDirectory, Manifest
 from .papers import DEFAULT_FIELDS, Paper
 from .readers import read_papers
 from .readers.records import paper_from_record
+from .results import Hit
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, VectorIndex, load_index
 
-__all__ = ["Hit", "IndexInfo", "SearchEngine", "index_info"]
+__all__ = ["SearchEngine"]
 
 #: Longest query text accepted; a query is encoded to at most 256 tokens anyway.
 MAX_QUERY_CHARS = 10_000
 MAX_K = 10_000
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One result: its 1-based rank, cosine similarity to the query, and the paper."""
-
-    rank: int
-    score: float
-    paper: Paper
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "score": self.score, **self.paper.to_dict()}
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    """What an index holds and how it was built, read from its manifest alone."""
-
-    path: str
-    count: int
-    model: str
-    fingerprint: str
-    encoder_backend: str
-    dim: int
-    index_type: str
-    index_params: dict[str, Any]
-    fields: tuple[str, ...]
-    format_version: int
-    created: str
-    updated: str
-    bytes: int
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["fields"] = list(self.fields)
-        return data
-
-
-def index_info(path: str | os.PathLike[str]) -> IndexInfo:
-    """Describe the index at `path` without loading its vectors or its model."""
-    directory = IndexDirectory(path)
-    manifest = directory.read_manifest()
-    directory.verify(manifest, checksums=False)
-    return _info(directory, manifest)
-
-
-def _info(directory: IndexDirectory, manifest: Manifest) -> IndexInfo:
-    model = manifest.model
-    params = {k: v for k, v in manifest.index["params"].items()}
-    return IndexInfo(
-        path=str(directory.path),
-        count=manifest.count,
-        model=str(model["name"]),
-        fingerprint=str(model["fingerprint"]),
-        encoder_backend=str(model["backend"]),
-        dim=int(model["dim"]),
-        index_type=str(manifest.index["type"]),
-        index_params=params,
-        fields=tuple(manifest.text["fields"]),
-        format_version=manifest.format_version,
-        created=manifest.created,
-        updated=manifest.updated,
-        bytes=sum(int(entry["bytes"]) for entry in manifest.files.values()),
-    )
 
 
 def _as_papers(papers: Iterable[Paper | Mapping[str, Any]]) -> list[Paper]:
@@ -132,26 +69,33 @@ class SearchEngine:
     """An open index. Build one with `build`/`build_from_files`, open one with `open`."""
 
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
-                 verify: bool = True) -> None:
+                 backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
+                 cache: bool = True, verify: bool = True) -> None:
         self._directory = directory
-        self._requested_model = model
+        self._requested = (model, backend)
+        self._cache_dir = cache_dir
+        self._cache = cache
         self._verify = verify
         self._encoder: Encoder | None = None
         self._lock = threading.RLock()
         self._load()
-        if model is not None:
+        if model is not None or backend is not None:
             self._get_encoder()  # refuse a mismatched encoder now, not at the first query
 
     # -- opening and building ------------------------------------------------------------
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, model: str | None = None,
-             verify: bool = True) -> SearchEngine:
+             backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
+             cache: bool = True, verify: bool = True) -> SearchEngine:
         """Open the index at `path`, checking its files (sha256 unless `verify=False`).
 
-        `model` names the query encoder; by default the one that built the index. A
-        different encoder is refused, as its vectors are not comparable.
+        `model` and `backend` name the query encoder; by default the ones that built the
+        index. A different encoder is refused, as its vectors are not comparable.
+        `cache_dir` holds exported models and the embedding cache `add` uses (unless
+        `cache=False`).
         """
-        return cls(IndexDirectory(path), model=model, verify=verify)
+        return cls(IndexDirectory(path), model=model, backend=backend, cache_dir=cache_dir,
+                   cache=cache, verify=verify)
 
     @classmethod
     def build(
@@ -166,16 +110,25 @@ class SearchEngine:
         exact_max: int = EXACT_MAX,
         overwrite: bool = False,
         progress: bool = False,
-        batch_size: int = 32,
+        backend: str = DEFAULT_BACKEND,
+        batch_size: int | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        cache: bool = True,
     ) -> SearchEngine:
         """Encode `papers` (Paper objects or mappings with at least an abstract) into a
-        new index at `out`; `index_type` is auto, flat, hnsw, ivf or a FAISS factory."""
-        encoder = Encoder(model, batch_size=batch_size)
+        new index at `out`.
+
+        `index_type` is auto, flat, hnsw, ivf or a FAISS factory string; `backend` the
+        encoder backend (auto: the fastest that agrees with torch here); `cache` reuses
+        and stores vectors in the embedding cache under `cache_dir`.
+        """
+        encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
+                          cache=cache)
         directory = IndexDirectory(out)
         build_index(directory, _as_papers(papers), encoder, index_type=index_type,
                     index_params=index_params, fields=fields, exact_max=exact_max,
                     overwrite=overwrite, progress=progress)
-        engine = cls(directory, verify=False)
+        engine = cls(directory, verify=False, cache_dir=cache_dir)
         engine._encoder = encoder
         return engine
 
@@ -188,11 +141,13 @@ class SearchEngine:
 
     @classmethod
     def open_default(cls, path: str | os.PathLike[str] = DEFAULT_INDEX, *,
-                     progress: bool = False) -> SearchEngine:
+                     progress: bool = False,
+                     cache_dir: str | os.PathLike[str] | None = None) -> SearchEngine:
         """The index of the bundled ICLR 2025 sample at `path`, built there if absent."""
         if not IndexDirectory(path).exists():
-            return cls.build_from_files(path, corpus_files(), progress=progress)
-        return cls.open(path)
+            return cls.build_from_files(path, corpus_files(), progress=progress,
+                                        cache_dir=cache_dir)
+        return cls.open(path, cache_dir=cache_dir)
 
     def _load(self) -> None:
         directory = self._directory
@@ -215,20 +170,24 @@ class SearchEngine:
     # -- the encoder -----------------------------------------------------------------------
     def _get_encoder(self) -> Encoder:
         if self._encoder is None:
-            name = self._requested_model or self._manifest.model["name"]
+            built = self._manifest.model
+            model, backend = self._requested
+            name = model or built["name"]
             spec = name if isinstance(name, ModelSpec) else resolve_model(name)
-            self._check_encoder_spec(spec)
-            self._encoder = Encoder(spec)
+            self._check_encoder(spec, backend or str(built["backend"]))
+            self._encoder = Encoder(spec, backend=backend or str(built["backend"]),
+                                    cache_dir=self._cache_dir, cache=self._cache)
         return self._encoder
 
-    def _check_encoder_spec(self, spec: ModelSpec) -> None:
+    def _check_encoder(self, spec: ModelSpec, backend: str) -> None:
         built = self._manifest.model
-        if spec.fingerprint != built["fingerprint"]:
+        if spec.fingerprint != built["fingerprint"] or backend != built["backend"]:
             raise IndexIncompatibleError(
-                f"index {self._directory.path} was built with {built['name']} (fingerprint "
-                f"{str(built['fingerprint'])[:12]}) but the query encoder is {spec.short()}; "
-                "their vectors are not comparable: omit --model to use the index's own "
-                "model, or rebuild the index with this one"
+                f"index {self._directory.path} was built with {built['name']} on backend "
+                f"{built['backend']} (fingerprint {str(built['fingerprint'])[:12]}), but the "
+                f"query encoder is {spec.short()} on backend {backend}; their vectors are "
+                "not comparable: omit --model/--backend to use the index's own encoder, "
+                "or rebuild the index with this one"
             )
 
     # -- reading ---------------------------------------------------------------------------
@@ -244,7 +203,7 @@ class SearchEngine:
 
     def info(self) -> IndexInfo:
         """What this index holds and how it was built."""
-        return _info(self._directory, self._manifest)
+        return describe(self._directory, self._manifest)
 
     def get(self, paper_id: str) -> Paper:
         """The paper with id `paper_id`; PaperNotFoundError if there is none."""
@@ -280,7 +239,7 @@ class SearchEngine:
             return []
         with self._lock:
             allowed = self._allowed(filters)
-            vectors = self._get_encoder().encode(texts)
+            vectors = self._get_encoder().encode_queries(texts)
             scores, keys = self._index.search(vectors, k, allowed=allowed)
             return [self._hits(scores[row], keys[row]) for row in range(len(texts))]
 

@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 
 from ._version import __version__
-from .encoder import Encoder
+from .encoding import Encoder
 from .errors import InputError
 from .layout import IndexDirectory, Manifest, Staging
 from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
 
-__all__ = ["add_papers", "build_index", "check_fields", "encoder_record", "remove_papers"]
+__all__ = ["add_papers", "build_index", "check_fields", "remove_papers"]
 
 
 def check_fields(fields: Sequence[str]) -> tuple[str, ...]:
@@ -42,17 +42,6 @@ def _check_unique(papers: Sequence[Paper]) -> None:
         if paper.id in seen:
             raise InputError(f"duplicate id '{paper.id}' (records {seen[paper.id]} and {number})")
         seen[paper.id] = number
-
-
-def encoder_record(encoder: Encoder) -> dict[str, Any]:
-    """How the manifest names the encoder; a query encoder must match it."""
-    return {
-        "name": encoder.spec.name,
-        "fingerprint": encoder.spec.fingerprint,
-        "backend": encoder.backend,
-        "dim": encoder.dim,
-        "max_seq_length": encoder.max_seq_length,
-    }
 
 
 def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
@@ -86,7 +75,7 @@ def build_index(
             keys = store.insert(papers)
         index.add(keys, vectors)
         manifest = Manifest(
-            model=encoder_record(encoder),
+            model=encoder.record(),
             text={"fields": list(fields)},
             index={**index.meta(), "auto": index_type == "auto", "exact_max": exact_max},
             count=len(papers),

@@ -12,10 +12,12 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from .engine import Hit, IndexInfo
-from .papers import Paper
+if TYPE_CHECKING:
+    from .info import IndexInfo
+    from .papers import Paper
+    from .results import Hit
 
 __all__ = ["hits", "info", "paper", "snippet"]
 

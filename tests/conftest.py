@@ -7,11 +7,17 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+# Exported models, backend verdicts and cached vectors go to a folder of this test run,
+# never to the user's cache (EMBEDSEARCH_TEST_CACHE_DIR reuses one across runs).
+os.environ["EMBEDSEARCH_CACHE_DIR"] = (os.environ.get("EMBEDSEARCH_TEST_CACHE_DIR")
+                                       or tempfile.mkdtemp(prefix="embedsearch-test-cache-"))
 
 from embedsearch import SearchEngine
 from embedsearch.bundled import corpus_files

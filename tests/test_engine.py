@@ -17,7 +17,7 @@ from embedsearch import (
     SearchEngine,
     read_papers,
 )
-from embedsearch.encoder import Encoder
+from embedsearch.encoding import Encoder
 from embedsearch.papers import embedding_text
 
 from .conftest import snapshot

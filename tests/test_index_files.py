@@ -16,7 +16,7 @@ from embedsearch import (
     InputError,
     SearchEngine,
 )
-from embedsearch.encoder import resolve_model
+from embedsearch.encoding import resolve_model
 from embedsearch.vectors.faiss_index import FaissIndex
 
 from .conftest import snapshot

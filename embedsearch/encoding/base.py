@@ -1,0 +1,82 @@
+"""The encoder backend interface and the registry that maps a backend name to it.
+
+A backend turns one batch of texts into L2-normalised float32 vectors. `torch` runs the
+model through sentence-transformers and is the reference; the exported backends run a
+local ONNX export of the same model. A new backend is one module here with a
+`Backend` subclass decorated by `register_backend`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ModelError
+from .models import ModelSpec
+
+__all__ = ["Backend", "backend_class", "backend_names", "register_backend"]
+
+_B = TypeVar("_B", bound="type[Backend]")
+_BACKENDS: dict[str, type[Backend]] = {}
+
+
+def register_backend(name: str) -> Callable[[_B], _B]:
+    """Class decorator: make the class selectable as `--backend name`."""
+
+    def decorate(cls: _B) -> _B:
+        cls.name = name
+        _BACKENDS[name] = cls
+        return cls
+
+    return decorate
+
+
+def backend_names() -> tuple[str, ...]:
+    return tuple(_BACKENDS)
+
+
+def backend_class(name: str) -> type[Backend]:
+    try:
+        return _BACKENDS[name]
+    except KeyError:
+        known = ", ".join([*_BACKENDS, "auto"])
+        raise ModelError(f"unknown encoder backend '{name}' (known: {known})") from None
+
+
+class Backend(ABC):
+    """One way of running a model; built once, then called batch by batch."""
+
+    name: ClassVar[str]
+    #: Batch size that measured fastest for this backend on these machines.
+    batch_size: ClassVar[int] = 32
+
+    def __init__(self, spec: ModelSpec, *, cache_root: Path, threads: int) -> None:
+        self.spec = spec
+        self.cache_root = cache_root
+        self.threads = threads
+
+    @property
+    @abstractmethod
+    def dim(self) -> int:
+        """Length of the vectors."""
+
+    @property
+    @abstractmethod
+    def max_seq_length(self) -> int:
+        """Tokens read per text; longer texts are cut."""
+
+    @abstractmethod
+    def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Unit vectors of `texts`, one row each."""
+
+
+def normalise(vectors: NDArray[np.floating]) -> NDArray[np.float32]:
+    """Rows scaled to unit length, as float32 (low-precision backends drift slightly)."""
+    out = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return np.ascontiguousarray(out / np.maximum(norms, 1e-12))

@@ -1,0 +1,233 @@
+"""Exporting a model once to ONNX (and int8 ONNX) for the fast backends, then reusing it.
+
+The export traces the transformer with its pooling and normalisation into one graph, so
+the exported backends need only the graph and the tokenizer: no torch at query time.
+It runs on first use and lands in the cache folder, keyed by the model's fingerprint;
+the traced graph is checked against sentence-transformers before it is kept.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import inspect
+import json
+import logging
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+from .models import ModelSpec
+
+__all__ = ["ExportedModel", "ensure_export"]
+
+_EXPORT_VERSION = 1
+_CONFIG = "export.json"
+_CHECK_TEXTS = (
+    "Low-rank visual prompting adapts pre-trained vision models.",
+    "A short one.",
+    "Graph neural networks on molecules, with attention over bonds and atoms " * 8,
+)
+_AGREEMENT = 0.9999
+
+
+@dataclass(frozen=True)
+class ExportedModel:
+    """An exported model: its graph files, tokenizer and the pipeline settings."""
+
+    folder: Path
+    dim: int
+    max_seq_length: int
+    lowercase: bool
+    inputs: tuple[str, ...]
+
+    @property
+    def tokenizer(self) -> Path:
+        return self.folder / "tokenizer.json"
+
+    def graph(self, variant: str) -> Path:
+        return self.folder / ("model.onnx" if variant == "fp32" else f"model-{variant}.onnx")
+
+
+def _folder(spec: ModelSpec, cache_root: Path) -> Path:
+    slug = spec.name.rstrip("/").rsplit("/", 1)[-1].replace(" ", "_")[:40]
+    return cache_root / "models" / f"{slug}-{spec.fingerprint[:16]}"
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_suffix(".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _replace_into(folder: Path, name: str, write: Any) -> None:
+    """Call write(temp_path), then move the result to folder/name in one rename."""
+    fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
+    os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
+    os.close(fd)
+    try:
+        write(Path(temp))
+        os.replace(temp, folder / name)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
+def _load_config(folder: Path) -> ExportedModel | None:
+    path = folder / _CONFIG
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    if data.get("version") != _EXPORT_VERSION:
+        return None
+    return ExportedModel(folder, int(data["dim"]), int(data["max_seq_length"]),
+                         bool(data["lowercase"]), tuple(data["inputs"]))
+
+
+def ensure_export(spec: ModelSpec, cache_root: Path, variant: str = "fp32") -> ExportedModel:
+    """The exported model for `spec` with graph `variant` (fp32 or int8), made if absent."""
+    reason = spec.layout().supported_for_export()
+    if reason:
+        raise ModelError(f"model {spec.name} cannot use an exported backend: {reason}; "
+                         "use --backend torch")
+    folder = _folder(spec, cache_root)
+    exported = _load_config(folder)
+    if exported and exported.graph(variant).is_file():
+        return exported
+    with _locked(folder):
+        exported = _load_config(folder)  # another process may have finished meanwhile
+        if exported is None:
+            folder.mkdir(parents=True, exist_ok=True)
+            exported = _export(spec, folder)
+        if not exported.graph(variant).is_file():
+            _replace_into(folder, exported.graph(variant).name,
+                          lambda temp: _quantize(exported.graph("fp32"), temp))
+    return exported
+
+
+def _export(spec: ModelSpec, folder: Path) -> ExportedModel:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+    except ImportError as exc:
+        raise ModelError(f"exporting the model needs torch and sentence-transformers: {exc}")
+    hf_logging.disable_progress_bar()
+    reference = SentenceTransformer(str(spec.path), device="cpu", local_files_only=True)
+    layout = spec.layout()
+    transformer = reference[0].auto_model
+    if hasattr(transformer, "set_attn_implementation"):
+        # The fused attention paths skip the mask when a traced example has no padding.
+        transformer.set_attn_implementation("eager")
+    accepted = inspect.signature(transformer.forward).parameters
+    inputs = tuple(name for name in ("input_ids", "attention_mask", "token_type_ids")
+                   if name in accepted)
+    graph = _pooled_module(torch, transformer, inputs, layout.pooling).eval()
+    example = {name: torch.ones(2, 16, dtype=torch.long) for name in inputs}
+    example["attention_mask"][1, 9:] = 0
+    if "token_type_ids" in example:
+        example["token_type_ids"].zero_()
+
+    def write_graph(temp: Path) -> None:
+        with torch.no_grad(), warnings.catch_warnings():
+            # The tracer warns about every shape-dependent branch; the agreement check
+            # below is what tells whether the traced graph is right.
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                graph, tuple(example[name] for name in inputs), str(temp),
+                input_names=list(inputs), output_names=["embedding"], opset_version=17,
+                dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in inputs},
+                              "embedding": {0: "batch"}},
+                dynamo=False,
+            )
+
+    _replace_into(folder, "model.onnx", write_graph)
+    _replace_into(folder, "tokenizer.json",
+                  lambda temp: _save_tokenizer(reference.tokenizer, spec.path, temp))
+    dim = int(reference.get_embedding_dimension() if hasattr(reference, "get_embedding_dimension")
+              else reference.get_sentence_embedding_dimension())
+    exported = ExportedModel(folder, dim, int(reference.max_seq_length), layout.lowercase, inputs)
+    _check_agreement(exported, reference)
+    config = {"version": _EXPORT_VERSION, "model": spec.name, "fingerprint": spec.fingerprint,
+              "dim": dim, "max_seq_length": exported.max_seq_length,
+              "lowercase": exported.lowercase, "inputs": list(inputs), "torch": torch.__version__}
+    _replace_into(folder, _CONFIG, lambda temp: temp.write_text(json.dumps(config, indent=2)))
+    return exported
+
+
+def _save_tokenizer(tokenizer: Any, model_path: Path, temp: Path) -> None:
+    source = model_path / "tokenizer.json"
+    if source.is_file():
+        shutil.copyfile(source, temp)
+        return
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        raise ModelError(f"model {model_path} has no fast tokenizer; use --backend torch")
+    backend.save(str(temp))
+
+
+def _pooled_forward(torch: Any, transformer: Any, inputs: tuple[str, ...], pooling: str,
+                    tensors: tuple[Any, ...]) -> Any:
+    named = dict(zip(inputs, tensors))
+    hidden = transformer(**named).last_hidden_state
+    if pooling == "cls":
+        pooled = hidden[:, 0]
+    else:
+        mask = named["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+    return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+
+def _pooled_module(torch: Any, transformer: Any, inputs: tuple[str, ...], pooling: str) -> Any:
+    """The transformer plus pooling and normalisation as one torch module to trace."""
+
+    class Pooled(torch.nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, *tensors: Any) -> Any:
+            return _pooled_forward(torch, self.transformer, inputs, pooling, tensors)
+
+    return Pooled()
+
+
+def _check_agreement(exported: ExportedModel, reference: Any) -> None:
+    """Refuse an export whose vectors differ from sentence-transformers' own."""
+    from .onnx_backend import run_graph
+
+    expected = reference.encode(list(_CHECK_TEXTS), normalize_embeddings=True)
+    got = run_graph(exported, "fp32", list(_CHECK_TEXTS), threads=1)
+    agreement = float(np.min(np.sum(expected * got, axis=1)))
+    if agreement < _AGREEMENT:
+        raise ModelError(f"the ONNX export of this model disagrees with sentence-transformers "
+                         f"(cosine {agreement:.5f}); use --backend torch")
+
+
+def _quantize(source: Path, target: Path) -> None:
+    """Dynamic int8 quantisation, per output channel (per-tensor loses too much here)."""
+    try:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as exc:
+        raise ModelError(f"int8 quantisation needs onnxruntime and onnx: {exc}") from None
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantiser logs advice for static models at WARNING
+    try:
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8,
+                         per_channel=True)
+    finally:
+        root.setLevel(level)

@@ -1,0 +1,55 @@
+"""What the ONNX Runtime and OpenVINO backends share: the export, tokenizer and batching."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .base import Backend, normalise
+from .export import ExportedModel, ensure_export
+from .tokens import Tokens
+
+__all__ = ["ExportedBackend"]
+
+
+class ExportedBackend(Backend):
+    """A backend that runs the model's ONNX export (graph `variant`) with some runtime."""
+
+    variant: ClassVar[str] = "fp32"
+
+    @cached_property
+    def export(self) -> ExportedModel:
+        return ensure_export(self.spec, self.cache_root, self.variant)
+
+    @cached_property
+    def _tokens(self) -> Tokens:
+        model = self.export
+        return Tokens(model.tokenizer, model.max_seq_length, model.inputs, model.lowercase)
+
+    @cached_property
+    def _runner(self) -> Any:
+        return self._load()
+
+    @property
+    def dim(self) -> int:
+        return self.export.dim
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.export.max_seq_length
+
+    def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return normalise(self._run(self._runner, self._tokens(texts)))
+
+    @abstractmethod
+    def _load(self) -> Any:
+        """The runtime's compiled model."""
+
+    @abstractmethod
+    def _run(self, runner: Any, feeds: dict[str, NDArray[np.int64]]) -> NDArray[np.floating]:
+        """The graph's output for one batch."""

@@ -1,0 +1,50 @@
+"""OpenVINO backends: the fp32 export, and the same graph computed in bfloat16.
+
+On CPUs with AMX or AVX512-BF16 (these machines have both) OpenVINO runs the bf16 matrix
+products on the tile units: several times the float32 throughput, with vectors that
+agree with float32 to a cosine of about 0.9999.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ModelError
+from .base import register_backend
+from .exported import ExportedBackend
+
+__all__ = ["OpenVinoBackend", "OpenVinoBf16Backend"]
+
+
+@register_backend("openvino")
+class OpenVinoBackend(ExportedBackend):
+    precision: ClassVar[str] = "f32"
+
+    def _load(self) -> Any:
+        try:
+            import openvino
+        except ImportError as exc:
+            raise ModelError(f"the openvino backends need openvino: {exc}") from None
+        core = openvino.Core()
+        # Compiled blobs are cached beside the export so the next start skips compiling;
+        # one folder per precision, as OpenVINO 2026.4 reuses an f32 blob for a bf16 request
+        # (and crashes on it).
+        cache = self.export.folder / f"openvino-cache-{self.precision}"
+        core.set_property({"CACHE_DIR": str(cache)})
+        compiled = core.compile_model(str(self.export.graph(self.variant)), "CPU", {
+            "INFERENCE_PRECISION_HINT": self.precision,
+            "INFERENCE_NUM_THREADS": self.threads,
+            "PERFORMANCE_HINT": "LATENCY",
+        })
+        return compiled.create_infer_request()
+
+    def _run(self, runner: Any, feeds: dict[str, NDArray[np.int64]]) -> NDArray[np.floating]:
+        return np.asarray(runner.infer(feeds)[0])
+
+
+@register_backend("openvino-bf16")
+class OpenVinoBf16Backend(OpenVinoBackend):
+    precision = "bf16"

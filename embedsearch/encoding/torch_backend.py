@@ -1,0 +1,56 @@
+"""The reference backend: the model run by sentence-transformers on torch, float32."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ModelError
+from .base import Backend, normalise, register_backend
+
+__all__ = ["TorchBackend"]
+
+
+@register_backend("torch")
+class TorchBackend(Backend):
+    """sentence-transformers' own encode: what every other backend is held against."""
+
+    @cached_property
+    def _model(self) -> Any:
+        # A local directory needs no hub; saying so stops every network probe.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+        except ImportError as exc:
+            raise ModelError(f"cannot import the torch backend's libraries: {exc}") from None
+        hf_logging.disable_progress_bar()
+        torch.set_num_threads(self.threads)
+        try:
+            return SentenceTransformer(str(self.spec.path), device="cpu", local_files_only=True)
+        except Exception as exc:
+            raise ModelError(f"cannot load model {self.spec.path}: {exc}") from None
+
+    @property
+    def dim(self) -> int:
+        model = self._model
+        # sentence-transformers 6 renamed the method; 5.x only has the old name.
+        size = getattr(model, "get_embedding_dimension", model.get_sentence_embedding_dimension)()
+        if not size:
+            raise ModelError(f"model {self.spec.name} does not report its vector size")
+        return int(size)
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self._model.max_seq_length)
+
+    def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        vectors = self._model.encode(list(texts), batch_size=len(texts), show_progress_bar=False,
+                                     normalize_embeddings=True, convert_to_numpy=True)
+        return normalise(vectors)
