@@ -91,6 +91,7 @@ def _cmd_build(args: argparse.Namespace) -> None:
         args.out, args.inputs, format=args.format, model=args.model,
         index_type=args.index_type, index_params=args.index_param, fields=fields,
         exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
+        memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
         backend=args.backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
         cache=not args.no_cache,
     )
@@ -249,13 +250,18 @@ def _parser() -> argparse.ArgumentParser:
                                        "(default: the bundled all-MiniLM-L6-v2)")
     build.add_argument("--index-type", default="auto",
                        help="auto (exact up to --exact-max papers, then HNSW), flat, hnsw, "
-                            "ivf, or a FAISS factory string such as 'IVF1024,SQ8'")
+                            "ivf, ivfpq (compressed, re-ranked), or a FAISS factory string "
+                            "such as 'IVF1024,SQ8'")
     build.add_argument("--index-param", action=_ParamsAction, type=_key_value, default=None,
                        metavar="KEY=VALUE", help="index parameter, e.g. efSearch=128, M=48, "
                                                  "nlist=1024, nprobe=32 (repeatable)")
     build.add_argument("--exact-max", type=int, default=50_000, metavar="N",
                        help="with --index-type auto: exact search up to N papers (default "
                             "50000)")
+    build.add_argument("--memory-budget", type=float, metavar="MB",
+                       help="with --index-type auto: if the exact or HNSW index would hold "
+                            "more than MB in memory, build the compressed ivfpq index (IVF-PQ "
+                            "codes in memory, full vectors memory-mapped for re-ranking)")
     build.add_argument("--fields", default="title,abstract",
                        help="fields embedded, comma-separated: title, abstract, tldr, "
                             "keywords (default title,abstract)")

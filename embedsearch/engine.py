@@ -19,7 +19,7 @@ from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, resolve_model
 from .errors import IndexIncompatibleError, InputError, PaperNotFoundError, QueryError
 from .filters import Filters
-from .indexing import add_papers, build_index, remove_papers
+from .indexing import IndexOptions, add_papers, build_index, remove_papers
 from .info import IndexInfo, describe
 from .layout import IndexDirectory, Manifest
 from .papers import DEFAULT_FIELDS, Paper
@@ -108,25 +108,30 @@ class SearchEngine:
         index_params: dict[str, Any] | None = None,
         fields: Sequence[str] = DEFAULT_FIELDS,
         exact_max: int = EXACT_MAX,
+        memory_budget: int | None = None,
         overwrite: bool = False,
         progress: bool = False,
         backend: str = DEFAULT_BACKEND,
         batch_size: int | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         cache: bool = True,
+        vectors: np.ndarray | None = None,
     ) -> SearchEngine:
         """Encode `papers` (Paper objects or mappings with at least an abstract) into a
         new index at `out`.
 
-        `index_type` is auto, flat, hnsw, ivf or a FAISS factory string; `backend` the
+        `index_type` is auto, flat, hnsw, ivf, ivfpq or a FAISS factory string (auto:
+        exact up to `exact_max` papers, then HNSW, or ivfpq when HNSW would not fit
+        `memory_budget` bytes); `backend` the
         encoder backend (auto: the fastest that agrees with torch here); `cache` reuses
-        and stores vectors in the embedding cache under `cache_dir`.
+        and stores vectors in the embedding cache under `cache_dir`. `vectors` skips
+        encoding: the papers' embeddings already made by this model and backend.
         """
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                           cache=cache)
         directory = IndexDirectory(out)
-        build_index(directory, _as_papers(papers), encoder, index_type=index_type,
-                    index_params=index_params, fields=fields, exact_max=exact_max,
+        options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget)
+        build_index(directory, _as_papers(papers), encoder, options, vectors=vectors,
                     overwrite=overwrite, progress=progress)
         engine = cls(directory, verify=False, cache_dir=cache_dir)
         engine._encoder = encoder

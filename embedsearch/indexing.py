@@ -11,6 +11,7 @@ import dataclasses
 import shutil
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
 
-__all__ = ["add_papers", "build_index", "check_fields", "remove_papers"]
+__all__ = ["IndexOptions", "add_papers", "build_index", "check_fields", "remove_papers"]
 
 
 def check_fields(fields: Sequence[str]) -> tuple[str, ...]:
@@ -49,35 +50,54 @@ def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
     return encoder.encode([embedding_text(paper, fields) for paper in papers], progress=progress)
 
 
+@dataclass(frozen=True)
+class IndexOptions:
+    """How a new index is built: its vector index type and what text is embedded."""
+
+    index_type: str = "auto"
+    index_params: dict[str, Any] | None = None
+    fields: tuple[str, ...] = DEFAULT_FIELDS
+    exact_max: int = EXACT_MAX
+    memory_budget: int | None = None
+
+
 def build_index(
     directory: IndexDirectory,
     papers: Sequence[Paper],
     encoder: Encoder,
+    options: IndexOptions = IndexOptions(),
     *,
-    index_type: str = "auto",
-    index_params: dict[str, Any] | None = None,
-    fields: Sequence[str] = DEFAULT_FIELDS,
-    exact_max: int = EXACT_MAX,
+    vectors: np.ndarray | None = None,
     overwrite: bool = False,
     progress: bool = False,
 ) -> Manifest:
-    """Encode `papers` and write them as a new index (replacing one if `overwrite`)."""
-    fields = check_fields(fields)
+    """Encode `papers` and write them as a new index (replacing one if `overwrite`).
+
+    `vectors`, when given, are the papers' embeddings already computed by `encoder`
+    (row i for paper i), e.g. stored ones for a benchmark; they are not checked.
+    """
+    fields = check_fields(options.fields)
     if not papers:
         raise InputError("no papers to index")
     _check_unique(papers)
     # Refuse what would fail before encoding, which can take hours.
     directory.ensure_writable(replace=overwrite)
-    index = create_index(index_type, encoder.dim, len(papers), index_params, exact_max)
-    vectors = _encode(encoder, papers, fields, progress)
+    index = create_index(options.index_type, encoder.dim, len(papers), options.index_params,
+                         options.exact_max, options.memory_budget)
+    if vectors is None:
+        vectors = _encode(encoder, papers, fields, progress)
+    elif vectors.shape != (len(papers), encoder.dim):
+        raise InputError(f"vectors: expected shape {(len(papers), encoder.dim)}, "
+                         f"got {vectors.shape}")
     with directory.write(replace=overwrite) as staging:
         with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
             keys = store.insert(papers)
-        index.add(keys, vectors)
+        index.add(keys, np.ascontiguousarray(vectors, dtype=np.float32))
         manifest = Manifest(
             model=encoder.record(),
             text={"fields": list(fields)},
-            index={**index.meta(), "auto": index_type == "auto", "exact_max": exact_max},
+            index={**index.meta(), "auto": options.index_type == "auto",
+                   "exact_max": options.exact_max, "memory_budget": options.memory_budget},
             count=len(papers),
             software=f"embedsearch {__version__}",
         )
@@ -100,8 +120,12 @@ def _copy_store(directory: IndexDirectory, manifest: Manifest,
 
 def _retype(index: VectorIndex, manifest: Manifest, count: int) -> VectorIndex:
     """The index re-made as the type `auto` now picks, when growth crossed the threshold."""
-    wanted = choose_index_type(count, int(manifest.index.get("exact_max", EXACT_MAX)))
-    if not manifest.index.get("auto") or wanted == index.kind:
+    if not manifest.index.get("auto"):
+        return index
+    wanted = choose_index_type(count, int(manifest.index.get("exact_max", EXACT_MAX)),
+                               memory_budget=manifest.index.get("memory_budget"),
+                               dim=index.dim)
+    if wanted == index.kind:
         return index
     keys = index.keys()
     fresh = create_index(wanted, index.dim, count)

@@ -7,12 +7,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from embedsearch import InputError
 from embedsearch.vectors import choose_index_type, create_index, exact_search, load_index
-from embedsearch.vectors.tuning import EXACT_MAX, ivf_params
+from embedsearch.vectors.tuning import EXACT_MAX, estimate_bytes, ivf_params
 
 from .conftest import dev_vectors, needs_dev_data
 
 TYPES = ["flat", "hnsw", "ivf"]
+# ivfpq trains 256-centroid codebooks: it needs ~10k vectors, and 6 dimensions a code
+# byte at the 48 dimensions of the synthetic vectors here.
+PQ_COUNT = 12_000
+PARAMS: dict[str, dict[str, int]] = {"ivfpq": {"m": 8}}
 
 
 def clustered(count: int, dim: int = 48, seed: int = 0) -> np.ndarray:
@@ -38,36 +43,44 @@ def test_exact_search_reference() -> None:
     assert np.isclose(scores[0, 0], 0.9) and np.isneginf(scores[0, 5])
 
 
-def test_auto_choice_follows_the_size_rule() -> None:
+def test_auto_choice_follows_the_size_and_memory_rules() -> None:
     assert choose_index_type(EXACT_MAX) == "flat"
     assert choose_index_type(EXACT_MAX + 1) == "hnsw"
     assert choose_index_type(100, exact_max=50) == "hnsw"
+    million = 1_000_000
+    assert estimate_bytes("ivfpq", million) <= 100 * million < estimate_bytes("flat", million)
+    assert choose_index_type(million, memory_budget=4 * 10**9) == "hnsw"
+    assert choose_index_type(million, memory_budget=10**9) == "ivfpq"
+    with pytest.raises(InputError, match="--memory-budget"):
+        choose_index_type(million, memory_budget=10**6)
     assert create_index("auto", 8, 10).kind == "flat"
     assert ivf_params(100)["nlist"] == 2  # k-means needs ~39 points per list
 
 
-@pytest.mark.parametrize("kind", TYPES + ["IVF16,SQ8"])
+@pytest.mark.parametrize("kind", TYPES + ["ivfpq", "IVF16,SQ8"])
 def test_every_type_removes_and_never_returns_removed_keys(kind: str) -> None:
-    vectors = clustered(3000)
-    keys = np.arange(100, 3100, dtype=np.int64)
-    index = create_index(kind, vectors.shape[1], len(keys))
+    count = PQ_COUNT if kind == "ivfpq" else 3000
+    vectors = clustered(count)
+    keys = np.arange(100, 100 + count, dtype=np.int64)
+    index = create_index(kind, vectors.shape[1], len(keys), PARAMS.get(kind))
     index.add(keys, vectors)
     gone = keys[::3]
     index.remove(gone)
-    assert len(index) == 2000 and np.array_equal(index.keys(), np.setdiff1d(keys, gone))
+    assert len(index) == count - len(gone)
+    assert np.array_equal(index.keys(), np.setdiff1d(keys, gone))
     _, found = index.search(vectors[:50], 10)
     assert not set(found.ravel()) & set(gone.tolist())
     assert (found >= 0).all()  # still k hits each
 
 
-@pytest.mark.parametrize("kind", TYPES)
+@pytest.mark.parametrize("kind", TYPES + ["ivfpq"])
 def test_filters_return_k_admissible_hits(kind: str) -> None:
-    vectors = clustered(4000, seed=1)
-    keys = np.arange(4000, dtype=np.int64)
-    index = create_index(kind, vectors.shape[1], len(keys))
+    vectors = clustered(PQ_COUNT if kind == "ivfpq" else 4000, seed=1)
+    keys = np.arange(len(vectors), dtype=np.int64)
+    index = create_index(kind, vectors.shape[1], len(keys), PARAMS.get(kind))
     index.add(keys, vectors)
     queries = vectors[:20]
-    for allowed in (keys[::400], keys[::2]):  # tiny subset (exact path) and a large one
+    for allowed in (keys[:4000:400], keys[::2]):  # tiny subset (exact path) and a large one
         _, found = index.search(queries, 10, allowed=allowed)
         assert (found >= 0).all() and set(found.ravel()) <= set(allowed.tolist())
         _, truth = exact_search(vectors[allowed], allowed, queries, 10)
@@ -92,11 +105,11 @@ def test_hnsw_tombstones_are_compacted(tmp_path: Path) -> None:
     assert np.allclose(loaded.reconstruct(keys[500:505]), vectors[500:505])
 
 
-@pytest.mark.parametrize("kind", TYPES)
+@pytest.mark.parametrize("kind", TYPES + ["ivfpq"])
 def test_save_and_load_roundtrip(kind: str, tmp_path: Path) -> None:
-    vectors = clustered(2000, seed=3)
-    keys = np.arange(5, 2005, dtype=np.int64)
-    index = create_index(kind, vectors.shape[1], len(keys))
+    vectors = clustered(PQ_COUNT if kind == "ivfpq" else 2000, seed=3)
+    keys = np.arange(5, 5 + len(vectors), dtype=np.int64)
+    index = create_index(kind, vectors.shape[1], len(keys), PARAMS.get(kind))
     index.add(keys, vectors)
     names = index.save(tmp_path)
     assert sorted(names) == sorted(p.name for p in tmp_path.iterdir())
@@ -107,13 +120,15 @@ def test_save_and_load_roundtrip(kind: str, tmp_path: Path) -> None:
 
 @needs_dev_data
 @pytest.mark.data
-@pytest.mark.parametrize(("kind", "minimum"), [("flat", 1.0), ("hnsw", 0.97), ("ivf", 0.95)])
+@pytest.mark.parametrize(("kind", "minimum"),
+                         [("flat", 1.0), ("hnsw", 0.97), ("ivf", 0.95),
+                          pytest.param("ivfpq", 0.95, marks=pytest.mark.slow)])
 def test_recall_against_exact_on_real_embeddings(kind: str, minimum: float) -> None:
-    vectors = dev_vectors(6000)
+    vectors = dev_vectors(PQ_COUNT + 200 if kind == "ivfpq" else 6000)
     keys = np.arange(len(vectors), dtype=np.int64)
     rng = np.random.default_rng(0)
     sample = rng.choice(len(vectors), 200, replace=False)
-    # Queries are held-out papers: each searches the other 5,800.
+    # Queries are held-out papers: each searches the rest.
     corpus = np.setdiff1d(keys, sample)
     index = create_index(kind, vectors.shape[1], len(corpus))
     index.add(corpus, vectors[corpus])

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import faiss_index  # noqa: F401  (registers the "faiss" backend)
 from .base import Hits, VectorIndex, backend_class, register_backend
 from .exact import exact_search
 from .faiss_index import FaissIndex
+from .reranked import RerankedIndex
 from .tuning import EXACT_MAX, choose_index_type
 
 __all__ = [
@@ -29,14 +29,20 @@ __all__ = [
 ]
 
 #: Named index types; anything else is passed to FAISS as a factory string.
-INDEX_TYPES = ("auto", "flat", "hnsw", "ivf")
+INDEX_TYPES = ("auto", "flat", "hnsw", "ivf", "ivfpq")
 
 
 def create_index(kind: str, dim: int, count: int, params: dict[str, Any] | None = None,
-                 exact_max: int = EXACT_MAX) -> VectorIndex:
-    """An empty index of type `kind` sized for `count` vectors (`auto`: by `exact_max`)."""
+                 exact_max: int = EXACT_MAX, memory_budget: int | None = None) -> VectorIndex:
+    """An empty index of type `kind` sized for `count` vectors.
+
+    `auto` applies `choose_index_type`: exact up to `exact_max`, then HNSW, or the
+    compressed ivfpq when `memory_budget` (bytes) is too small for those.
+    """
     if kind == "auto":
-        kind = choose_index_type(count, exact_max)
+        kind = choose_index_type(count, exact_max, memory_budget=memory_budget, dim=dim)
+    if kind == "ivfpq":
+        return RerankedIndex.create(dim, count, params)
     return FaissIndex.create(kind, dim, count, params)
 
 

@@ -12,19 +12,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-import faiss as _faiss
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
 from .base import Hits, VectorIndex, register_backend
+from .faisslib import faiss, id_selector
 from .tuning import hnsw_params, ivf_params, search_threads
 
 __all__ = ["FaissIndex", "factory_for"]
 
-# faiss ships stubs that lack most of its SWIG API (search parameters, selectors,
-# DirectMap); typing it as Any is more honest than a page of ignores.
-faiss: Any = _faiss
 
 _INDEX_FILE = "vectors.faiss"
 _KEYS_FILE = "keys.npy"
@@ -44,20 +41,6 @@ def factory_for(kind: str, count: int,
         params = {**ivf_params(count), **overrides}
         return f"IVF{params['nlist']},Flat", params
     return kind, dict(overrides)
-
-
-def _selector(allowed: NDArray[np.int64] | None, exclude: NDArray[np.int64] | None) -> Any:
-    """A FAISS IDSelector for the restriction, or None; it keeps its arrays alive."""
-    if allowed is not None:
-        selector = faiss.IDSelectorBatch(allowed)
-        selector.keep = allowed
-        return selector
-    if exclude is not None and len(exclude):
-        inner = faiss.IDSelectorBatch(exclude)
-        selector = faiss.IDSelectorNot(inner)
-        selector.keep = (inner, exclude)
-        return selector
-    return None
 
 
 @register_backend("faiss")
@@ -154,7 +137,7 @@ class FaissIndex(VectorIndex):
         if len(self._dead) and allowed is None:
             exclude = self._dead if exclude is None else np.union1d(exclude, self._dead)
         faiss.omp_set_num_threads(search_threads(len(queries), os.cpu_count() or 1))
-        params = self._search_params(_selector(allowed, exclude))
+        params = self._search_params(id_selector(allowed, exclude))
         scores, keys = self._index.search(queries, k, params=params)
         return scores, keys
 
