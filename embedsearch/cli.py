@@ -303,6 +303,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_index(add)
     add.set_defaults(run=_cmd_add)
 
+    commands.add_parser("bench", help="Measure performance against the naive pipeline "
+                                      "(embedsearch bench --help).", add_help=False)
+
     cache = command("cache", "Show, prune or clear the embedding cache.")
     cache.add_argument("action", nargs="?", choices=("info", "prune", "clear"), default="info")
     cache.add_argument("--max-mb", type=float, default=1024,
@@ -323,11 +326,18 @@ def _log_to_stderr(*, quiet: bool) -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
+        logger.propagate = False  # libraries that configure the root logger would echo it
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # the benchmark has its own parser (scripts/benchmark.py)
+        from .benchmark import main as bench
+
+        _log_to_stderr(quiet=False)
+        return bench(argv[1:])
     args = _parser().parse_args(argv)
     _log_to_stderr(quiet=args.quiet)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, CliResult, snapshot
+from .conftest import DEV_DATA, REPO, CliResult, needs_dev_data, snapshot
 
 Cli = Callable[..., CliResult]
 LORVP = "000_ae22c05437d8edef:1"
@@ -190,3 +190,22 @@ def test_default_index_is_built_on_first_use(cli: Cli, tmp_path: Path,
     assert (tmp_path / "indexes" / "iclr2025" / "manifest.json").is_file()
     again = cli("search", "low-rank visual prompting", "-k", "1", "--json")
     assert "Building" not in again.err and again.json_lines()[0]["id"] == LORVP
+
+
+@needs_dev_data
+@pytest.mark.data
+@pytest.mark.slow
+def test_bench_quick_runs(tmp_path: Path) -> None:
+    # A smoke test of the benchmark's quick mode: every section runs and prints its table.
+    out = tmp_path / "bench.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-m", "embedsearch.cli", "bench", "--quick",
+                             "--data", str(DEV_DATA), "--json", str(out)],
+                            capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stderr[-2000:]
+    tables = json.loads(out.read_text())
+    assert [t["title"].split()[0] for t in tables] == ["Encoding", "Encoding", "Updating",
+                                                       "Warm", "Index", "Cold"]
+    encoding = {row["pipeline"]: row for row in tables[0]["rows"]}
+    assert any(name.endswith("(auto)") for name in encoding)
+    assert all(row["mean cos"] >= 0.99 for row in encoding.values())

@@ -1,0 +1,130 @@
+"""`embedsearch bench` / scripts/benchmark.py: the performance figures in one run.
+
+Sections: encoding throughput and quality per backend against the naive pipeline; what
+batch size and length sorting are worth; the cost of adding 1% new papers against a
+full build; warm query latency at the dev corpus' size; every index type at a million
+vectors; cold start of the CLI. Ratios are measured side by side in the same run.
+`--quick` shrinks every section to a smoke test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from ..devset import DevSet, default_dev_dir
+from ..encoding import backend_names
+from .coldstart import coldstart_table
+from .encoding import encoding_table
+from .latency import build_stored_index, latency_table
+from .pipeline import pipeline_table
+from .report import Table
+from .scale import scale_table
+from .updates import updates_table
+
+__all__ = ["main", "parser"]
+
+SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart")
+
+
+@dataclass
+class Settings:
+    """Sizes of each section; `--quick` uses the small ones."""
+
+    papers: int = 2000
+    update_papers: int = 5000
+    latency_papers: int = 0  # 0: the whole dev corpus
+    queries: int = 500
+    scale: int = 1_000_000
+    runs: int = 5
+    index_types: str = "flat,hnsw,ivf,ivfpq"
+
+
+_QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
+                  scale=20_000, runs=2, index_types="flat,hnsw,ivf")
+
+
+def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", default=str(default_dev_dir()),
+                   help="labelled data folder with papers.jsonl.gz, queries.jsonl and the "
+                        "stored embeddings (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (CI)")
+    p.add_argument("--sections", default=",".join(SECTIONS),
+                   help="comma-separated subset of: " + ", ".join(SECTIONS))
+    p.add_argument("--papers", type=int, help="papers encoded per backend (full: 2000)")
+    p.add_argument("--update-papers", type=int, help="index size for the update section "
+                                                     "(full: 5000)")
+    p.add_argument("--latency-papers", type=int,
+                   help="papers in the latency index (full: all 79,509)")
+    p.add_argument("--queries", type=int, help="queries timed (full: 500)")
+    p.add_argument("--scale", type=int, help="vectors in the scale section (full: 1,000,000)")
+    p.add_argument("--index-types", help="index types at scale (full: flat,hnsw,ivf,ivfpq)")
+    p.add_argument("--backends", default=",".join(backend_names()),
+                   help="encoder backends compared (default: all)")
+    p.add_argument("--runs", type=int, help="cold-start runs (full: 5)")
+    p.add_argument("--json", metavar="FILE", help="also write every table to FILE as JSON")
+    return p
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    chosen = _QUICK if args.quick else Settings()
+    given = {f.name: getattr(args, f.name) for f in fields(Settings)
+             if getattr(args, f.name, None) is not None}
+    return replace(chosen, **given)
+
+
+def run(args: argparse.Namespace) -> list[Table]:
+    devset = DevSet(args.data)
+    settings = _settings(args)
+    sections = [name.strip() for name in args.sections.split(",") if name.strip()]
+    tables: list[Table] = []
+
+    def emit(table: Table, began: float) -> None:
+        table.note = (table.note + f" ({time.perf_counter() - began:.0f} s)").strip()
+        table.print()
+        tables.append(table)
+
+    with tempfile.TemporaryDirectory(prefix="embedsearch-bench-") as folder:
+        began = time.perf_counter()
+        if "encoding" in sections:
+            emit(encoding_table(devset, settings.papers, args.backends.split(",")), began)
+        if "pipeline" in sections:
+            began = time.perf_counter()
+            emit(pipeline_table(devset, settings.papers), began)
+        if "updates" in sections:
+            began = time.perf_counter()
+            emit(updates_table(devset, settings.update_papers), began)
+        index_dir = Path(folder) / "latency-index"
+        if "latency" in sections or "coldstart" in sections:
+            build_stored_index(devset, index_dir, settings.latency_papers or None)
+        if "latency" in sections:
+            began = time.perf_counter()
+            emit(latency_table(devset, index_dir, settings.queries), began)
+        if "scale" in sections:
+            began = time.perf_counter()
+            emit(scale_table(devset, settings.scale, settings.index_types.split(","),
+                             min(settings.queries, 1000)), began)
+        if "coldstart" in sections:
+            began = time.perf_counter()
+            emit(coldstart_table(index_dir, settings.runs), began)
+    return tables
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    tables = run(args)
+    if args.json:
+        Path(args.json).write_text(json.dumps([t.to_dict() for t in tables], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
