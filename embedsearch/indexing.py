@@ -71,8 +71,13 @@ def build_index(
     exact_max: int = EXACT_MAX,
     overwrite: bool = False,
     progress: bool = False,
+    vectors: np.ndarray | None = None,
 ) -> Manifest:
-    """Encode `papers` and write them as a new index (replacing one if `overwrite`)."""
+    """Encode `papers` and write them as a new index (replacing one if `overwrite`).
+
+    `vectors` skips the encoding: row i must be paper i's embedding by this very
+    encoder (a corpus's published embeddings, say); they are normalised here.
+    """
     fields = check_fields(fields)
     if not papers:
         raise InputError("no papers to index")
@@ -80,7 +85,8 @@ def build_index(
     # Refuse what would fail before encoding, which can take hours.
     directory.ensure_writable(replace=overwrite)
     index = create_index(index_type, encoder.dim, len(papers), index_params, exact_max)
-    vectors = _encode(encoder, papers, fields, progress)
+    vectors = (_encode(encoder, papers, fields, progress) if vectors is None
+               else _given_vectors(vectors, len(papers), encoder.dim))
     with directory.write(replace=overwrite) as staging:
         with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
             keys = store.insert(papers)
@@ -93,6 +99,18 @@ def build_index(
             software=f"embedsearch {__version__}",
         )
         return _publish(directory, staging, index, manifest)
+
+
+def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
+    if vectors.shape != (count, dim):
+        raise InputError(f"expected precomputed vectors of shape ({count}, {dim}), got "
+                         f"{vectors.shape}")
+    result = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(result, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise InputError("precomputed vectors hold zero or non-finite rows")
+    normalised: np.ndarray = result / norms
+    return normalised
 
 
 def _publish(directory: IndexDirectory, staging: Staging, index: VectorIndex,
@@ -160,3 +178,4 @@ def remove_papers(
         index.remove(keys)
         updated = dataclasses.replace(manifest, count=len(index))
         return _publish(directory, staging, index, updated), index
+
