@@ -11,6 +11,7 @@ from __future__ import annotations
 from ._version import __version__
 from .engine import Hit, IndexInfo, SearchEngine, index_info
 from .errors import (
+    DependencyError,
     EmbedSearchError,
     IndexCorruptError,
     IndexExistsError,
@@ -26,6 +27,7 @@ from .papers import Paper
 from .readers import read_papers
 
 __all__ = [
+    "DependencyError",
     "EmbedSearchError",
     "Filters",
     "Hit",

@@ -140,6 +140,18 @@ def _cmd_remove(args: argparse.Namespace) -> None:
     _say(args, f"Removed {removed} papers; {len(engine)} remain.")
 
 
+def _cmd_map(args: argparse.Namespace) -> None:
+    engine = _open(args)
+    corpus_map = engine.corpus_map()
+    if corpus_map is None:
+        _say(args, f"Computing the map of {len(engine)} papers (UMAP takes a few minutes "
+                   "for tens of thousands)...")
+        corpus_map = engine.compute_map()
+    if corpus_map is None:
+        raise EmbedSearchError("the index changed while its map was computed; run this again")
+    output.corpus_map(corpus_map, json_lines=args.json)
+
+
 # -- the parser --------------------------------------------------------------------------
 def _key_value(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
@@ -258,6 +270,13 @@ def _parser() -> argparse.ArgumentParser:
     remove.add_argument("paper_ids", nargs="+", metavar="PAPER_ID")
     _add_index(remove)
     remove.set_defaults(run=_cmd_remove)
+
+    corpus_map = command("map", "Compute the 2D map of an index (stored with it) and print "
+                                "its clusters.")
+    _add_index(corpus_map)
+    corpus_map.add_argument("--json", action="store_true",
+                            help="one JSON object per cluster (id, label, words, x, y, size)")
+    corpus_map.set_defaults(run=_cmd_map)
     return parser
 
 

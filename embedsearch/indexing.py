@@ -20,10 +20,12 @@ from .encoder import Encoder
 from .errors import InputError
 from .layout import IndexDirectory, Manifest, Staging
 from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
+from .projection import MAP_FILE, CorpusMap, save_map
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
 
-__all__ = ["add_papers", "build_index", "check_fields", "encoder_record", "remove_papers"]
+__all__ = ["add_papers", "attach_map", "build_index", "check_fields", "encoder_record",
+           "remove_papers"]
 
 
 def check_fields(fields: Sequence[str]) -> tuple[str, ...]:
@@ -179,3 +181,20 @@ def remove_papers(
         updated = dataclasses.replace(manifest, count=len(index))
         return _publish(directory, staging, index, updated), index
 
+
+def attach_map(directory: IndexDirectory, manifest: Manifest,
+               corpus_map: CorpusMap) -> Manifest | None:
+    """Publish `manifest`'s data with `corpus_map` as the next generation; returns its
+    manifest, or None (writing nothing) if the index changed since `manifest`.
+
+    The data files are shared with the current generation, so this costs the map file
+    and one checksum pass. Build, add and remove never carry a map over: a generation's
+    map always describes that generation's papers.
+    """
+    with directory.write(replace=True) as staging:
+        current = staging.previous
+        if current is None or current.generation != manifest.generation:
+            return None
+        directory.link_files(manifest, staging, [n for n in manifest.files if n != MAP_FILE])
+        save_map(corpus_map, staging.dir / MAP_FILE)
+        return directory.commit(staging, dataclasses.replace(manifest))

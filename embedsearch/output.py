@@ -16,8 +16,9 @@ from typing import IO, Any
 
 from .engine import Hit, IndexInfo
 from .papers import Paper
+from .projection import CorpusMap
 
-__all__ = ["hits", "info", "paper", "snippet"]
+__all__ = ["corpus_map", "hits", "info", "paper", "snippet"]
 
 _SNIPPET_CHARS = 220
 
@@ -117,3 +118,16 @@ def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) ->
     ]
     for label, value in rows:
         out.write(f"{label:>13}: {value}\n")
+
+
+def corpus_map(summary: CorpusMap, *, json_lines: bool, out: IO[str] | None = None) -> None:
+    """Print a map's clusters, largest first."""
+    out = out or sys.stdout
+    clusters = sorted(summary.clusters, key=lambda cluster: -cluster.size)
+    if json_lines:
+        for cluster in clusters:
+            _json_line(cluster.to_dict(), out)
+        return
+    out.write(f"{len(summary)} papers, {len(clusters)} clusters ({summary.method}):\n")
+    for cluster in clusters:
+        out.write(f"{cluster.size:>7}  {cluster.label}\n")
