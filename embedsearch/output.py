@@ -18,7 +18,7 @@ from .engine import Hit, IndexInfo
 from .papers import Paper
 from .projection import CorpusMap
 
-__all__ = ["corpus_map", "hits", "info", "paper", "snippet"]
+__all__ = ["corpus_map", "hit_record", "hits", "info", "paper", "snippet"]
 
 _SNIPPET_CHARS = 220
 
@@ -47,6 +47,13 @@ def _json_line(data: dict[str, Any], out: IO[str]) -> None:
     out.write(json.dumps(data, ensure_ascii=False) + "\n")
 
 
+def hit_record(hit: Hit, **extra: Any) -> dict[str, Any]:
+    """One hit as JSON-ready data: the shape every JSON output of a hit has."""
+    data = hit.to_dict()
+    data["score"] = round(hit.score, 6)
+    return {**data, **extra}
+
+
 def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
          query_index: int | None = None, query_id: str | None = None,
          out: IO[str] | None = None) -> None:
@@ -59,9 +66,7 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
         if query_id is not None:
             extra["query_id"] = query_id
         for hit in results:
-            data = hit.to_dict()
-            data["score"] = round(hit.score, 6)
-            _json_line({**data, **extra}, out)
+            _json_line(hit_record(hit, **extra), out)
         return
     if query_index is not None:
         out.write(f"\n[{query_index}] {query}\n")
