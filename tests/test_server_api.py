@@ -235,3 +235,22 @@ def test_batched_searches_answer_each_request_as_alone(seed_engine: SearchEngine
             futures[-1].result()
     finally:
         batcher.close()
+
+
+def test_the_map_follows_writes_and_is_never_stale(seed_copy: Path) -> None:
+    engine = SearchEngine.open(seed_copy)
+    app = create_app(engine, allow_writes=True)
+    with TestClient(app) as client:
+        app.state.maps.wait(60)
+        ready = client.get("/map").json()
+        assert ready["status"] == "ready" and ready["count"] == 38 == len(ready["ids"])
+        assert len(ready["x"]) == len(ready["titles"]) == len(ready["cluster"]) == 38
+        assert {c["id"] for c in ready["clusters"]} == set(ready["cluster"])
+        assert client.get("/info").json()["map"] == "ready"
+        client.post("/papers", json={"papers": [NEW_PAPER]})
+        after = client.get("/map").json()
+        assert after["status"] == "computing" or after["count"] == 39  # never the old map
+        app.state.maps.wait(60)
+        fresh = client.get("/map").json()
+        assert fresh["status"] == "ready" and NEW_PAPER["id"] in fresh["ids"]
+    engine.close()

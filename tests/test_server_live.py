@@ -104,6 +104,50 @@ def test_concurrent_clients_get_the_answers_of_one(live: str) -> None:
             [h["score"] for h in alone["hits"]], abs=1e-4)
 
 
+def test_reads_during_writes_never_fail(seed_index: Path, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(seed_index, tmp_path / "index")
+    engine = SearchEngine.open(tmp_path / "index")
+    paper = engine.search("low-rank visual prompting", k=1)[0].paper.id
+    reads = [search_url("", query) for query in QUERIES] + [
+        f"/papers/{urllib.parse.quote(paper)}", f"/papers/{urllib.parse.quote(paper)}/similar"]
+    failures: list[str] = []
+    with LiveServer(create_app(engine, allow_writes=True, compute_map=False)) as url:
+        done = threading.Event()
+
+        def reader(offset: int) -> None:
+            count = offset
+            while not done.is_set():
+                path = reads[count % len(reads)]
+                count += 1
+                try:
+                    get(url + path)
+                except Exception as exc:  # any failure of a read is the bug
+                    failures.append(f"{path}: {exc}")
+
+        threads = [threading.Thread(target=reader, args=(n,)) for n in range(6)]
+        for thread in threads:
+            thread.start()
+        try:
+            for number in range(3):
+                body = json.dumps({"papers": [{"id": f"w:{number}", "abstract":
+                                               f"Paper number {number} about robots."}]})
+                request = urllib.request.Request(f"{url}/papers", data=body.encode(),
+                                                 headers={"content-type": "application/json"})
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    assert json.load(response)["added"] == 1
+                delete = urllib.request.Request(f"{url}/papers/w:{number}", method="DELETE")
+                with urllib.request.urlopen(delete, timeout=60) as response:
+                    assert json.load(response)["removed"] == 1
+        finally:
+            done.set()
+            for thread in threads:
+                thread.join(30)
+    engine.close()
+    assert not failures, failures[:5]
+
+
 def test_serve_command_binds_loopback_and_serves(seed_index: Path) -> None:
     command = [sys.executable, "-m", "embedsearch.cli", "serve", "--index", str(seed_index),
                "--port", "0", "--no-map"]

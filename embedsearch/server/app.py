@@ -53,7 +53,9 @@ _TOO_LARGE: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "the request body is over the size limit"}}
 _FLAG = re.compile(r"^--(\w+): ")
 
-# Query parameters shared by search and similar.
+# Query parameters shared by search and similar. A search mode the engine gains is one
+# more value of schemas.Mode, passed on with the query.
+ModeParam = Annotated[Mode, Query(description="dense (the only mode so far)")]
 K = Annotated[int, Query(ge=1, le=LIMITS.k, description=f"how many papers (1-{LIMITS.k})")]
 Year = Annotated[str | None, Query(max_length=20, description="2024, 2023-2025, 2023- or -2024")]
 Venue = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
@@ -98,9 +100,8 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
     @router.get("/search", response_model=SearchOut, response_model_exclude_unset=True)
     def search(q: Annotated[str, Query(min_length=1, max_length=LIMITS.query_chars,
                                        description="what you are looking for")],
-               k: K = 10, mode: Annotated[Mode, Query(description="dense (the only mode "
-                                                      "yet)")] = "dense",
-               year: Year = None, venue: Venue = [], keyword: Keyword = []) -> dict[str, Any]:
+               k: K = 10, mode: ModeParam = "dense", year: Year = None,
+               venue: Venue = [], keyword: Keyword = []) -> dict[str, Any]:
         """The k papers closest in meaning to q, best first."""
         filters = _filters(year, venue, keyword)
         try:
