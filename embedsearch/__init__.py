@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .errors import (
+    DependencyError,
     EmbedSearchError,
     IndexCorruptError,
     IndexExistsError,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from .results import Hit
 
 __all__ = [
+    "DependencyError",
     "EmbedSearchError",
     "Encoder",
     "Filters",

@@ -18,7 +18,7 @@ from typing import Any
 from . import output
 from ._version import __version__
 from .bundled import DEFAULT_INDEX
-from .errors import EmbedSearchError, InputError
+from .errors import DependencyError, EmbedSearchError, InputError
 from .filters import Filters
 
 __all__ = ["main"]
@@ -33,6 +33,7 @@ examples:
   embedsearch similar nips2018:11607 --index indexes/mine --json
   embedsearch add new.csv --index indexes/mine
   embedsearch remove nips2018:11607 --index indexes/mine
+  embedsearch serve --index indexes/mine            # web page and API on 127.0.0.1:8000
 """
 
 
@@ -160,6 +161,33 @@ def _cmd_remove(args: argparse.Namespace) -> None:
     engine = _open(args)
     removed = engine.remove(args.paper_ids)
     _say(args, f"Removed {removed} papers; {len(engine)} remain.")
+
+
+def _cmd_map(args: argparse.Namespace) -> None:
+    engine = _open(args)
+    corpus_map = engine.corpus_map()
+    if corpus_map is None:
+        _say(args, f"Computing the map of {len(engine)} papers (UMAP takes a few minutes "
+                   "for tens of thousands)...")
+        corpus_map = engine.compute_map()
+    if corpus_map is None:
+        raise EmbedSearchError("the index changed while its map was computed; run this again")
+    output.corpus_map(corpus_map, json_lines=args.json)
+
+
+def _cmd_serve(args: argparse.Namespace) -> None:
+    try:
+        from .server import serve
+    except ImportError as exc:
+        raise DependencyError(f"embedsearch serve needs the server extra ({exc.name} is "
+                              "missing): pip install 'embedsearch[server]'") from None
+
+    engine = _open(args)
+    _say(args, f"Serving {engine.path} ({len(engine)} papers) on http://{args.host}:"
+               f"{args.port}/ ({'read-write' if args.allow_writes else 'read-only'}); "
+               "Ctrl+C stops.")
+    serve(engine, host=args.host, port=args.port, allow_writes=args.allow_writes,
+          compute_map=not args.no_map, log_level="warning" if args.quiet else "info")
 
 
 # -- the parser --------------------------------------------------------------------------
@@ -316,6 +344,24 @@ def _parser() -> argparse.ArgumentParser:
     remove.add_argument("paper_ids", nargs="+", metavar="PAPER_ID")
     _add_index(remove)
     remove.set_defaults(run=_cmd_remove)
+
+    corpus_map = command("map", "Compute the 2D map of an index (stored with it) and print "
+                                "its clusters.")
+    _add_index(corpus_map)
+    corpus_map.add_argument("--json", action="store_true",
+                            help="one JSON object per cluster (id, label, words, x, y, size)")
+    corpus_map.set_defaults(run=_cmd_map)
+
+    serve = command("serve", "Serve the index over HTTP: a JSON API and a web page.")
+    _add_index(serve)
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1, this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--allow-writes", action="store_true",
+                       help="accept POST /papers and DELETE /papers/{id} (default read-only)")
+    serve.add_argument("--no-map", action="store_true",
+                       help="do not compute the corpus map when the index has none")
+    serve.set_defaults(run=_cmd_serve)
     return parser
 
 

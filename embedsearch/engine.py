@@ -19,10 +19,11 @@ from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, resolve_model
 from .errors import IndexIncompatibleError, InputError, PaperNotFoundError, QueryError
 from .filters import Filters
-from .indexing import IndexOptions, add_papers, build_index, remove_papers
+from .indexing import IndexOptions, add_papers, attach_map, build_index, remove_papers
 from .info import IndexInfo, describe
 from .layout import IndexDirectory, Manifest
 from .papers import DEFAULT_FIELDS, Paper
+from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
 from .readers import read_papers
 from .readers.records import paper_from_record
 from .results import Hit
@@ -78,6 +79,7 @@ class SearchEngine:
         self._verify = verify
         self._encoder: Encoder | None = None
         self._lock = threading.RLock()
+        self._map: tuple[int, CorpusMap | None] | None = None  # (generation, its map)
         self._load()
         if model is not None or backend is not None:
             self._get_encoder()  # refuse a mismatched encoder now, not at the first query
@@ -200,7 +202,8 @@ class SearchEngine:
         return len(self._index)
 
     def __contains__(self, paper_id: object) -> bool:
-        return isinstance(paper_id, str) and bool(self._store.keys_of([paper_id]))
+        with self._lock:
+            return isinstance(paper_id, str) and bool(self._store.keys_of([paper_id]))
 
     @property
     def path(self) -> Path:
@@ -212,8 +215,9 @@ class SearchEngine:
 
     def get(self, paper_id: str) -> Paper:
         """The paper with id `paper_id`; PaperNotFoundError if there is none."""
-        key = self._key(paper_id)
-        return self._store.papers([key])[key]
+        with self._lock:  # a write swaps the store; never read a closed one
+            key = self._key(paper_id)
+            return self._store.papers([key])[key]
 
     def _key(self, paper_id: str) -> int:
         found = self._store.keys_of([paper_id])
@@ -259,6 +263,48 @@ class SearchEngine:
                                               exclude=np.array([key], dtype=np.int64))
             return self._hits(scores[0], keys[0])
 
+    # -- the map of the corpus ---------------------------------------------------------------
+    def corpus_map(self) -> CorpusMap | None:
+        """The 2D map stored with the index as it is now, or None if there is none yet.
+
+        A map computed from other data (before an add or remove) is never returned.
+        """
+        with self._lock:
+            manifest = self._manifest
+            if self._map is None or self._map[0] != manifest.generation:
+                found = current_map(self._directory.files_dir(manifest), manifest.files)
+                self._map = (manifest.generation, found)
+            return self._map[1]
+
+    def compute_map(self) -> CorpusMap | None:
+        """Compute the map and store it with the index (a new generation sharing the data
+        files); None, storing nothing, if the index changed meanwhile. Minutes for large
+        indexes; only the snapshot and the commit hold the lock, so queries go on."""
+        with self._lock:
+            manifest = self._manifest
+            keys = self._index.keys()
+            vectors = self._index.reconstruct(keys)
+            papers = self._store.papers(keys)
+        source = {name: str(entry["sha256"]) for name, entry in manifest.files.items()
+                  if name != MAP_FILE}
+        texts = [label_text(papers[int(key)]) for key in keys]
+        corpus_map = compute_map(keys, vectors, texts, source)
+        with self._lock:
+            if self._manifest.generation != manifest.generation:
+                return None
+            updated = attach_map(self._directory, manifest, corpus_map)
+            if updated is None:
+                return None
+            self._switch(updated, self._index)
+            self._map = (updated.generation, corpus_map)
+        return corpus_map
+
+    def map_papers(self, corpus_map: CorpusMap) -> list[Paper]:
+        """The papers of `corpus_map`'s points, in point order (it must be current)."""
+        with self._lock:
+            papers = self._store.papers(corpus_map.keys)
+        return [papers[int(key)] for key in corpus_map.keys]
+
     # -- writing ---------------------------------------------------------------------------
     def add(self, papers: Iterable[Paper | Mapping[str, Any]], *,
             progress: bool = False) -> int:
@@ -300,6 +346,10 @@ class SearchEngine:
             self._store.close()
             self._load()
             raise
+        self._switch(manifest, index)
+
+    def _switch(self, manifest: Manifest, index: VectorIndex) -> None:
+        """Serve the generation `manifest` (just published) from now on."""
         self._store.close()
         self._manifest, self._index = manifest, index
         self._store = PaperStore.open(self._directory.files_dir(manifest) / STORE_FILE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "DependencyError",
     "EmbedSearchError",
     "IndexCorruptError",
     "IndexExistsError",
@@ -89,3 +90,7 @@ class IndexIncompatibleError(EmbedSearchError):
 
 class ModelError(EmbedSearchError):
     """The encoder model cannot be found or loaded."""
+
+
+class DependencyError(EmbedSearchError):
+    """A feature needs an optional package that is not installed; says which to install."""

@@ -21,10 +21,12 @@ from .encoding import Encoder
 from .errors import InputError
 from .layout import IndexDirectory, Manifest, Staging
 from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
+from .projection import MAP_FILE, CorpusMap, save_map
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
 
-__all__ = ["IndexOptions", "add_papers", "build_index", "check_fields", "remove_papers"]
+__all__ = ["IndexOptions", "add_papers", "attach_map", "build_index", "check_fields",
+           "remove_papers"]
 
 
 def check_fields(fields: Sequence[str]) -> tuple[str, ...]:
@@ -73,8 +75,8 @@ def build_index(
 ) -> Manifest:
     """Encode `papers` and write them as a new index (replacing one if `overwrite`).
 
-    `vectors`, when given, are the papers' embeddings already computed by `encoder`
-    (row i for paper i), e.g. stored ones for a benchmark; they are not checked.
+    `vectors` skips the encoding: row i must be paper i's embedding by this very
+    encoder (a corpus's published embeddings, say); they are normalised here.
     """
     fields = check_fields(options.fields)
     if not papers:
@@ -84,15 +86,12 @@ def build_index(
     directory.ensure_writable(replace=overwrite)
     index = create_index(options.index_type, encoder.dim, len(papers), options.index_params,
                          options.exact_max, options.memory_budget)
-    if vectors is None:
-        vectors = _encode(encoder, papers, fields, progress)
-    elif vectors.shape != (len(papers), encoder.dim):
-        raise InputError(f"vectors: expected shape {(len(papers), encoder.dim)}, "
-                         f"got {vectors.shape}")
+    vectors = (_encode(encoder, papers, fields, progress) if vectors is None
+               else _given_vectors(vectors, len(papers), encoder.dim))
     with directory.write(replace=overwrite) as staging:
         with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
             keys = store.insert(papers)
-        index.add(keys, np.ascontiguousarray(vectors, dtype=np.float32))
+        index.add(keys, vectors)
         manifest = Manifest(
             model=encoder.record(),
             text={"fields": list(fields)},
@@ -102,6 +101,18 @@ def build_index(
             software=f"embedsearch {__version__}",
         )
         return _publish(directory, staging, index, manifest)
+
+
+def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
+    if vectors.shape != (count, dim):
+        raise InputError(f"expected precomputed vectors of shape ({count}, {dim}), got "
+                         f"{vectors.shape}")
+    result = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(result, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise InputError("precomputed vectors hold zero or non-finite rows")
+    normalised: np.ndarray = result / norms
+    return normalised
 
 
 def _publish(directory: IndexDirectory, staging: Staging, index: VectorIndex,
@@ -173,3 +184,21 @@ def remove_papers(
         index.remove(keys)
         updated = dataclasses.replace(manifest, count=len(index))
         return _publish(directory, staging, index, updated), index
+
+
+def attach_map(directory: IndexDirectory, manifest: Manifest,
+               corpus_map: CorpusMap) -> Manifest | None:
+    """Publish `manifest`'s data with `corpus_map` as the next generation; returns its
+    manifest, or None (writing nothing) if the index changed since `manifest`.
+
+    The data files are shared with the current generation, so this costs the map file
+    and one checksum pass. Build, add and remove never carry a map over: a generation's
+    map always describes that generation's papers.
+    """
+    with directory.write(replace=True) as staging:
+        current = staging.previous
+        if current is None or current.generation != manifest.generation:
+            return None
+        directory.link_files(manifest, staging, [n for n in manifest.files if n != MAP_FILE])
+        save_map(corpus_map, staging.dir / MAP_FILE)
+        return directory.commit(staging, dataclasses.replace(manifest))

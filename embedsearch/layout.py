@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -234,6 +234,21 @@ class IndexDirectory:
             yield Staging(temp, generation, previous)
         finally:
             shutil.rmtree(temp, ignore_errors=True)  # gone already if committed
+
+    def link_files(self, manifest: Manifest, staging: Staging, names: Iterable[str]) -> None:
+        """Put the files `names` of `manifest`'s generation into `staging` unchanged.
+
+        Files of a generation are never modified, so a hard link shares them safely;
+        a copy stands in where the filesystem has no hard links.
+        """
+        source = self.files_dir(manifest)
+        for name in names:
+            if name not in manifest.files:
+                raise IndexCorruptError(f"{source / name} is not a file of this index")
+            try:
+                os.link(source / name, staging.dir / name)
+            except OSError:
+                shutil.copyfile(source / name, staging.dir / name)
 
     def commit(self, staging: Staging, manifest: Manifest) -> Manifest:
         """Checksum the staged files, move them into place and publish `manifest`."""

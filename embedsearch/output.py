@@ -17,9 +17,10 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .info import IndexInfo
     from .papers import Paper
+    from .projection import CorpusMap
     from .results import Hit
 
-__all__ = ["hits", "info", "paper", "snippet"]
+__all__ = ["corpus_map", "hit_record", "hits", "info", "paper", "snippet"]
 
 _SNIPPET_CHARS = 220
 
@@ -48,6 +49,13 @@ def _json_line(data: dict[str, Any], out: IO[str]) -> None:
     out.write(json.dumps(data, ensure_ascii=False) + "\n")
 
 
+def hit_record(hit: Hit, **extra: Any) -> dict[str, Any]:
+    """One hit as JSON-ready data: the shape every JSON output of a hit has."""
+    data = hit.to_dict()
+    data["score"] = round(hit.score, 6)
+    return {**data, **extra}
+
+
 def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
          query_index: int | None = None, query_id: str | None = None,
          out: IO[str] | None = None) -> None:
@@ -60,9 +68,7 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
         if query_id is not None:
             extra["query_id"] = query_id
         for hit in results:
-            data = hit.to_dict()
-            data["score"] = round(hit.score, 6)
-            _json_line({**data, **extra}, out)
+            _json_line(hit_record(hit, **extra), out)
         return
     if query_index is not None:
         out.write(f"\n[{query_index}] {query}\n")
@@ -119,3 +125,16 @@ def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) ->
     ]
     for label, value in rows:
         out.write(f"{label:>13}: {value}\n")
+
+
+def corpus_map(summary: CorpusMap, *, json_lines: bool, out: IO[str] | None = None) -> None:
+    """Print a map's clusters, largest first."""
+    out = out or sys.stdout
+    clusters = sorted(summary.clusters, key=lambda cluster: -cluster.size)
+    if json_lines:
+        for cluster in clusters:
+            _json_line(cluster.to_dict(), out)
+        return
+    out.write(f"{len(summary)} papers, {len(clusters)} clusters ({summary.method}):\n")
+    for cluster in clusters:
+        out.write(f"{cluster.size:>7}  {cluster.label}\n")

@@ -1,0 +1,280 @@
+"""The FastAPI application: the JSON API over one open `SearchEngine`, and the web page.
+
+`create_app` builds it from its arguments alone (no globals), so tests and `serve` make
+as many as they need. Endpoints are plain functions run in FastAPI's thread pool; the
+engine serialises its own use of the encoder, FAISS and SQLite, so concurrent requests
+are safe. Every failure a request can cause is a 4xx with a message naming the
+parameter at fault; the index is read-only unless `allow_writes`. Single searches that
+arrive together are answered in one encoding batch (`batching`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, FastAPI, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .._version import __version__
+from ..engine import SearchEngine
+from ..errors import InputError, PaperNotFoundError, QueryError
+from ..filters import Filters
+from ..output import hit_record
+from .batching import SearchBatcher
+from .maps import MapService
+from .schemas import (
+    LIMITS,
+    BatchSearchIn,
+    BatchSearchOut,
+    ErrorOut,
+    HealthOut,
+    MapOut,
+    Mode,
+    PaperOut,
+    PapersIn,
+    SearchOut,
+    SimilarOut,
+    WriteOut,
+)
+
+__all__ = ["ApiError", "create_app"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+_ERRORS: dict[int | str, dict[str, Any]] = {422: {"model": ErrorOut}}
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {**_ERRORS, 404: {"model": ErrorOut}}
+_TOO_LARGE: dict[int | str, dict[str, Any]] = {
+    413: {"model": ErrorOut, "description": "the request body is over the size limit"}}
+_FLAG = re.compile(r"^--(\w+): ")
+
+# Query parameters shared by search and similar. A search mode the engine gains is one
+# more value of schemas.Mode, passed on with the query.
+ModeParam = Annotated[Mode, Query(description="dense (the only mode so far)")]
+K = Annotated[int, Query(ge=1, le=LIMITS.k, description=f"how many papers (1-{LIMITS.k})")]
+Year = Annotated[str | None, Query(max_length=20, description="2024, 2023-2025, 2023- or -2024")]
+Venue = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
+                  Query(max_length=LIMITS.filter_values,
+                        description="only these venues (any of them; case-insensitive)")]
+Keyword = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
+                    Query(max_length=LIMITS.filter_values,
+                          description="only papers with one of these author keywords")]
+
+
+class ApiError(Exception):
+    """A request the API refuses: HTTP status, message, and the parameter at fault."""
+
+    def __init__(self, status: int, detail: str, parameter: str | None = None) -> None:
+        super().__init__(detail)
+        self.status, self.detail, self.parameter = status, detail, parameter
+
+
+def _error(status: int, detail: str, parameter: str | None = None) -> JSONResponse:
+    return JSONResponse(ErrorOut(detail=detail, parameter=parameter).model_dump(),
+                        status_code=status)
+
+
+def _filters(year: str | None, venue: list[str], keyword: list[str]) -> Filters:
+    """Filters from request values; a bad one is a 422 naming it (not a CLI flag)."""
+    try:
+        return Filters.parse(year=year, venues=venue, keywords=keyword)
+    except QueryError as exc:
+        match = _FLAG.match(str(exc))
+        name = match.group(1) if match else "year"
+        raise ApiError(422, f"{name}: {_FLAG.sub('', str(exc))}", name) from None
+
+
+def _query_error(exc: QueryError) -> ApiError:
+    name = "k" if str(exc).startswith("k ") else "q"
+    return ApiError(422, f"{name}: {exc}", name)
+
+
+def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
+    router = APIRouter(tags=["search"], responses=_ERRORS)
+
+    @router.get("/search", response_model=SearchOut, response_model_exclude_unset=True)
+    def search(q: Annotated[str, Query(min_length=1, max_length=LIMITS.query_chars,
+                                       description="what you are looking for")],
+               k: K = 10, mode: ModeParam = "dense", year: Year = None,
+               venue: Venue = [], keyword: Keyword = []) -> dict[str, Any]:
+        """The k papers closest in meaning to q, best first."""
+        filters = _filters(year, venue, keyword)
+        try:
+            hits = batcher.search(q, k, filters)
+        except QueryError as exc:
+            raise _query_error(exc) from None
+        return {"query": q, "k": k, "mode": mode, "filters": filters.to_dict(),
+                "hits": [hit_record(hit) for hit in hits]}
+
+    @router.post("/search", response_model=BatchSearchOut, response_model_exclude_unset=True,
+                 responses=_TOO_LARGE)
+    def search_batch(body: BatchSearchIn) -> dict[str, Any]:
+        """Several queries in one encoding batch, with the same k, mode and filters."""
+        filters = _filters(body.year, body.venue, body.keyword)
+        for number, query in enumerate(body.queries):
+            if not query.strip():
+                raise ApiError(422, f"queries.{number}: the query is empty",
+                               f"queries.{number}")
+        results = engine.search_many(body.queries, body.k, filters=filters)
+        return {"k": body.k, "mode": body.mode, "filters": filters.to_dict(), "results": [
+            {"query_index": number, "query": query,
+             "hits": [hit_record(hit, query_index=number, query=query) for hit in hits]}
+            for number, (query, hits) in enumerate(zip(body.queries, results))]}
+
+    return router
+
+
+def _paper_routes(engine: SearchEngine) -> APIRouter:
+    router = APIRouter(tags=["papers"], responses=_NOT_FOUND)
+
+    # Registered before /papers/{id}: ids may contain '/', and this route must win.
+    @router.get("/papers/{paper_id:path}/similar", response_model=SimilarOut,
+                response_model_exclude_unset=True)
+    def similar(paper_id: str, k: K = 10, year: Year = None, venue: Venue = [],
+                keyword: Keyword = []) -> dict[str, Any]:
+        """The k papers closest to this one (never itself), from its stored vector."""
+        filters = _filters(year, venue, keyword)
+        hits = engine.similar(paper_id, k, filters=filters)
+        return {"query_id": paper_id, "k": k, "filters": filters.to_dict(),
+                "hits": [hit_record(hit, query_id=paper_id) for hit in hits]}
+
+    @router.get("/papers/{paper_id:path}", response_model=PaperOut)
+    def paper(paper_id: str) -> dict[str, object]:
+        """One paper in full."""
+        return engine.get(paper_id).to_dict()
+
+    return router
+
+
+def _write_routes(engine: SearchEngine, maps: MapService, allowed: bool) -> APIRouter:
+    refusal: dict[int | str, dict[str, Any]] = {
+        403: {"model": ErrorOut, "description": "the server is read-only"}}
+    router = APIRouter(tags=["writes"], responses={**_NOT_FOUND, **refusal})
+
+    def check() -> None:
+        if not allowed:
+            raise ApiError(403, "this server is read-only; start it with --allow-writes "
+                                "to add or remove papers")
+
+    @router.post("/papers", response_model=WriteOut, responses=_TOO_LARGE)
+    def add(body: PapersIn) -> dict[str, int]:
+        """Encode and add papers whose ids are new (atomically: all of them or none)."""
+        check()
+        records = [paper.model_dump() for paper in body.papers]
+        try:
+            added = engine.add(records)
+        except InputError as exc:
+            where = f"papers.{exc.record - 1}" if exc.record else "papers"
+            parameter = f"{where}.{exc.field}" if exc.field else where
+            raise ApiError(422, f"{parameter}: {exc.reason}", parameter) from None
+        maps.start()
+        return {"added": added, "skipped": len(records) - added, "count": len(engine)}
+
+    @router.delete("/papers/{paper_id:path}", response_model=WriteOut)
+    def remove(paper_id: str) -> dict[str, int]:
+        """Remove one paper (atomically)."""
+        check()
+        removed = engine.remove([paper_id])
+        maps.start()
+        return {"removed": removed, "count": len(engine)}
+
+    return router
+
+
+def _service_routes(engine: SearchEngine, maps: MapService, writable: bool) -> APIRouter:
+    router = APIRouter(tags=["service"])
+
+    @router.get("/info")
+    def info() -> dict[str, Any]:
+        """What the index holds and how it was built, the limits, and the map's state."""
+        data = engine.info().to_dict()
+        data["name"] = Path(data.pop("path")).name  # the server's paths are its own
+        return {**data, "writable": writable, "map": maps.status(),
+                "limits": LIMITS.__dict__, "version": __version__}
+
+    @router.get("/health", response_model=HealthOut)
+    def health() -> dict[str, Any]:
+        """Liveness: the index is open."""
+        return {"status": "ok", "papers": len(engine)}
+
+    @router.get("/map", response_class=Response,
+                responses={200: {"model": MapOut, "content": {"application/json": {}}}})
+    def corpus_map(request: Request) -> Response:
+        """Every paper as a point in 2D with its cluster, and the clusters' labels."""
+        gzipped = "gzip" in request.headers.get("accept-encoding", "")
+        headers = {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"} if gzipped else {}
+        return Response(maps.body(compressed=gzipped), media_type="application/json",
+                        headers=headers)
+
+    return router
+
+
+def _page_routes() -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/")
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    return router
+
+
+def _install_errors(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return _error(exc.status, exc.detail, exc.parameter)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # a body that is not JSON text (not even UTF-8)
+            return _error(422, f"body: the request body is not valid JSON ({exc.detail})",
+                          "body")
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(PaperNotFoundError)
+    async def not_found(request: Request, exc: PaperNotFoundError) -> JSONResponse:
+        return _error(404, f"no paper with id '{exc.paper_id}'", "paper_id")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0]
+        location = [str(part) for part in first.get("loc", ())]
+        name = ".".join(location[1:]) or (location[0] if location else "request")
+        if location[:1] == ["body"] and first.get("type") == "json_invalid":
+            name = "body"
+        return _error(422, f"{name}: {first.get('msg', 'invalid value')}", name)
+
+
+def create_app(engine: SearchEngine, *, allow_writes: bool = False,
+               compute_map: bool = True) -> FastAPI:
+    """The API and page over `engine`, which the caller opens and closes.
+
+    `compute_map`: compute the corpus map in the background at startup when the index
+    has no current one (and again after each write).
+    """
+    maps = MapService(engine, enabled=compute_map)
+    batcher = SearchBatcher(engine)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        maps.start()
+        yield
+        batcher.close()
+
+    app = FastAPI(title="embedsearch", version=__version__, lifespan=lifespan,
+                  max_body_size=LIMITS.body_bytes,
+                  description="Semantic search over research papers. Hits have the shape "
+                              "of `embedsearch search --json` lines.")
+    app.state.maps = maps
+    _install_errors(app)
+    for router in (_search_routes(engine, batcher), _paper_routes(engine),
+                   _write_routes(engine, maps, allow_writes),
+                   _service_routes(engine, maps, allow_writes), _page_routes()):
+        app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app

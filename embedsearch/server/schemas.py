@@ -1,0 +1,212 @@
+"""The HTTP API's request and response shapes, and its limits.
+
+They are pydantic models so that FastAPI validates requests (a bad parameter is a 422
+naming it) and publishes them in the OpenAPI schema. A hit has the fields of one line
+of `embedsearch search --json`, in the same order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BatchResult",
+    "BatchSearchIn",
+    "BatchSearchOut",
+    "Cluster",
+    "ErrorOut",
+    "FiltersOut",
+    "HealthOut",
+    "HitOut",
+    "Limits",
+    "MapOut",
+    "Mode",
+    "PaperIn",
+    "PaperOut",
+    "PapersIn",
+    "SearchOut",
+    "SimilarOut",
+    "WriteOut",
+]
+
+#: Search modes. A mode the engine gains is one more value here (and passed on).
+Mode = Literal["dense"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for; documented in README and served by GET /info."""
+
+    query_chars: int = 1000
+    k: int = 100
+    batch: int = 64
+    filter_values: int = 20
+    filter_chars: int = 200
+    papers_per_add: int = 500
+    body_bytes: int = 8_000_000
+
+
+LIMITS = Limits()
+_Text = Annotated[str, Field(max_length=LIMITS.filter_chars)]
+_Query = Annotated[str, Field(min_length=1, max_length=LIMITS.query_chars)]
+
+
+class _Paper(BaseModel):
+    id: str
+    title: str
+    title_derived: bool
+    abstract: str
+    authors: list[str]
+    keywords: list[str]
+    venue: str
+    year: int | None
+    url: str
+    tldr: str
+    primary_area: str
+
+
+class PaperOut(_Paper):
+    """One paper in full (the shape of `embedsearch show --json`)."""
+
+
+class HitOut(BaseModel):
+    """One result: rank (1-based), score (cosine similarity, higher is closer), the paper;
+    batch results add query_index and query, similar-paper results query_id."""
+
+    rank: int
+    score: float
+    id: str
+    title: str
+    title_derived: bool
+    abstract: str
+    authors: list[str]
+    keywords: list[str]
+    venue: str
+    year: int | None
+    url: str
+    tldr: str
+    primary_area: str
+    query_index: int | None = None
+    query: str | None = None
+    query_id: str | None = None
+
+
+class FiltersOut(BaseModel):
+    year_min: int | None
+    year_max: int | None
+    venues: list[str]
+    keywords: list[str]
+
+
+class SearchOut(BaseModel):
+    query: str
+    k: int
+    mode: Mode
+    filters: FiltersOut
+    hits: list[HitOut]
+
+
+class BatchSearchIn(BaseModel):
+    """Several queries answered in one encoding batch, with the same k and filters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: Annotated[list[_Query], Field(min_length=1, max_length=LIMITS.batch)]
+    k: Annotated[int, Field(ge=1, le=LIMITS.k)] = 10
+    mode: Mode = "dense"
+    year: Annotated[str, Field(max_length=20)] | None = None
+    venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+    keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+
+
+class BatchResult(BaseModel):
+    query_index: int
+    query: str
+    hits: list[HitOut]
+
+
+class BatchSearchOut(BaseModel):
+    k: int
+    mode: Mode
+    filters: FiltersOut
+    results: list[BatchResult]
+
+
+class SimilarOut(BaseModel):
+    query_id: str
+    k: int
+    filters: FiltersOut
+    hits: list[HitOut]
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+    papers: int
+
+
+class ErrorOut(BaseModel):
+    """Every error: a message for people; `parameter` names the request field at fault."""
+
+    detail: str
+    parameter: str | None = None
+
+
+class PaperIn(BaseModel):
+    """A paper to add: an id and an abstract at least (ids already present are skipped)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: Annotated[str, Field(min_length=1, max_length=500)]
+    abstract: Annotated[str, Field(min_length=1, max_length=100_000)]
+    title: Annotated[str, Field(max_length=2_000)] = ""
+    authors: Annotated[list[_Text], Field(max_length=1_000)] = []
+    keywords: Annotated[list[_Text], Field(max_length=200)] = []
+    venue: _Text = ""
+    year: Annotated[int, Field(ge=1000, le=9999)] | None = None
+    url: Annotated[str, Field(max_length=2_000)] = ""
+    tldr: Annotated[str, Field(max_length=10_000)] = ""
+    primary_area: _Text = ""
+
+
+class PapersIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    papers: Annotated[list[PaperIn], Field(min_length=1, max_length=LIMITS.papers_per_add)]
+
+
+class WriteOut(BaseModel):
+    """What a write did: papers added (or removed), skipped as already present, and the
+    index's size afterwards."""
+
+    added: int = 0
+    skipped: int = 0
+    removed: int = 0
+    count: int
+
+
+class Cluster(BaseModel):
+    id: int
+    label: str
+    words: list[str]
+    x: float
+    y: float
+    size: int
+
+
+class MapOut(BaseModel):
+    """The corpus map: `status` is ready (the columns are filled, one entry per paper),
+    computing, failed (see `detail`) or off. Point coordinates lie in [0, 1]."""
+
+    status: Literal["ready", "computing", "failed", "off"]
+    detail: str = ""
+    method: str = ""
+    count: int = 0
+    ids: list[str] = []
+    titles: list[str] = []
+    x: list[float] = []
+    y: list[float] = []
+    cluster: list[int] = []
+    clusters: list[Cluster] = []
