@@ -31,6 +31,7 @@ examples:
   embedsearch build papers.jsonl --out indexes/mine
   embedsearch search "graph neural networks" --index indexes/mine -k 5 --year 2023-2025
   embedsearch similar nips2018:11607 --index indexes/mine --json
+  embedsearch similar ID1 ID2 --not ID3 --index indexes/mine  # like these, unlike that
   embedsearch add new.csv --index indexes/mine
   embedsearch remove nips2018:11607 --index indexes/mine
   embedsearch serve --index indexes/mine            # web page and API on 127.0.0.1:8000
@@ -104,23 +105,25 @@ def _cmd_build(args: argparse.Namespace) -> None:
 def _cmd_search(args: argparse.Namespace) -> None:
     if (args.query is None) == (args.queries is None):
         raise InputError("give either a QUERY or --queries FILE")
-    filters = _filters(args)
     engine = _open(args, model=args.model)
+    options = {"filters": _filters(args), "mode": args.mode, "diverse": args.diverse,
+               "positives": args.positive or (), "evidence": not args.no_evidence}
     if args.queries is None:
-        hits = engine.search(args.query, args.k, filters=filters)
+        hits = engine.search(args.query, args.k, **options)
         output.hits(hits, json_lines=args.json)
         return
     numbered = _read_queries(args.queries)
-    results = engine.search_many([query for _, query in numbered], args.k, filters=filters)
+    results = engine.search_many([query for _, query in numbered], args.k, **options)
     for (number, query), hits in zip(numbered, results):
         output.hits(hits, json_lines=args.json, query=query, query_index=number)
 
 
 def _cmd_similar(args: argparse.Namespace) -> None:
-    filters = _filters(args)
     engine = _open(args)
-    output.hits(engine.similar(args.paper_id, args.k, filters=filters), json_lines=args.json,
-                query_id=args.paper_id)
+    hits = engine.similar(args.paper_ids, args.k, negatives=args.negative or (),
+                          filters=_filters(args), diverse=args.diverse,
+                          evidence=not args.no_evidence)
+    output.hits(hits, json_lines=args.json, query_id=",".join(args.paper_ids))
 
 
 def _cmd_show(args: argparse.Namespace) -> None:
@@ -242,6 +245,11 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
                              "several)")
     parser.add_argument("--keyword", action="append", metavar="WORD",
                         help="only papers with this author keyword (repeat for any of several)")
+    parser.add_argument("--diverse", action="store_true",
+                        help="re-rank for variety (maximal marginal relevance) so that near-"
+                             "duplicates do not fill the page")
+    parser.add_argument("--no-evidence", action="store_true",
+                        help="skip finding each hit's best-matching sentence")
     parser.add_argument("--json", action="store_true",
                         help="one JSON object per hit and line (rank, id, score, title, ...)")
 
@@ -298,8 +306,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="replace an existing index at --out (atomically)")
     build.set_defaults(run=_cmd_build)
 
-    search = command("search", "Find the papers closest in meaning to a query.")
+    search = command("search", "Find the papers that best match a query, by words and meaning.")
     search.add_argument("query", nargs="?", help="what you are looking for")
+    search.add_argument("--mode", choices=("hybrid", "dense", "lexical"), default="hybrid",
+                        help="hybrid: BM25 and dense ranking fused (default); dense: by "
+                             "meaning only; lexical: BM25 only")
+    search.add_argument("--positive", action="append", metavar="PAPER_ID",
+                        help="a paper like the ones you want; its vector joins the query's "
+                             "(repeatable)")
     search.add_argument("--queries", metavar="FILE",
                         help="answer every line of FILE ('-' for stdin) in one batch")
     search.add_argument("--model", help="query encoder; must be the index's own (default)")
@@ -308,8 +322,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_query_options(search)
     search.set_defaults(run=_cmd_search)
 
-    similar = command("similar", "Find the papers closest to a paper of the index.")
-    similar.add_argument("paper_id", metavar="PAPER_ID")
+    similar = command("similar", "Find the papers closest to papers of the index.")
+    similar.add_argument("paper_ids", nargs="+", metavar="PAPER_ID",
+                         help="one or more papers like the ones wanted")
+    similar.add_argument("--not", dest="negative", action="append", metavar="PAPER_ID",
+                         help="a paper unlike the ones wanted (repeatable)")
     _add_query_options(similar)
     similar.set_defaults(run=_cmd_similar)
 

@@ -19,22 +19,31 @@ from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, resolve_model
 from .errors import IndexIncompatibleError, InputError, PaperNotFoundError, QueryError
 from .filters import Filters
-from .indexing import IndexOptions, add_papers, attach_map, build_index, remove_papers
+from .indexing import IndexOptions, Parts, add_papers, attach_map, build_index, remove_papers
 from .info import IndexInfo, describe
 from .layout import IndexDirectory, Manifest
+from .lexical import LexicalIndex
 from .papers import DEFAULT_FIELDS, Paper
 from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
 from .readers import read_papers
 from .readers.records import paper_from_record
 from .results import Hit
+from .retrieval import Request, Retriever, check_mode
 from .store import STORE_FILE, PaperStore
-from .vectors import EXACT_MAX, VectorIndex, load_index
+from .vectors import EXACT_MAX, load_index
 
 __all__ = ["SearchEngine"]
 
 #: Longest query text accepted; a query is encoded to at most 256 tokens anyway.
 MAX_QUERY_CHARS = 10_000
 MAX_K = 10_000
+#: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
+NEGATIVE_WEIGHT = 0.5
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(vector / max(float(np.linalg.norm(vector)), 1e-12),
+                                dtype=np.float32)
 
 
 def _as_papers(papers: Iterable[Paper | Mapping[str, Any]]) -> list[Paper]:
@@ -162,7 +171,8 @@ class SearchEngine:
         directory.verify(manifest, checksums=self._verify)
         files = directory.files_dir(manifest)
         self._manifest = manifest
-        self._index: VectorIndex = load_index(files, manifest.index, int(manifest.model["dim"]))
+        self._parts = Parts(load_index(files, manifest.index, int(manifest.model["dim"])),
+                            LexicalIndex.load(files))
         self._store = PaperStore.open(files / STORE_FILE)
 
     def close(self) -> None:
@@ -199,7 +209,7 @@ class SearchEngine:
 
     # -- reading ---------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._index)
+        return len(self._parts.vectors)
 
     def __contains__(self, paper_id: object) -> bool:
         with self._lock:
@@ -228,40 +238,76 @@ class SearchEngine:
     def _allowed(self, filters: Filters | None) -> np.ndarray | None:
         return self._store.filter_keys(filters) if filters else None
 
-    def _hits(self, scores: np.ndarray, keys: np.ndarray) -> list[Hit]:
-        valid = [(float(s), int(k)) for s, k in zip(scores, keys) if k >= 0]
-        papers = self._store.papers(k for _, k in valid)
-        return [Hit(rank, score, papers[key]) for rank, (score, key) in enumerate(valid, 1)]
+    def _retriever(self) -> Retriever:
+        return Retriever(self._parts, self._store,
+                         lambda texts: self._get_encoder().encode_queries(texts))
 
-    def search(self, query: str, k: int = 10, *, filters: Filters | None = None) -> list[Hit]:
-        """The `k` papers closest in meaning to `query`, best first."""
-        return self.search_many([query], k, filters=filters)[0]
+    def search(self, query: str, k: int = 10, *, filters: Filters | None = None,
+               mode: str = "hybrid", positives: Sequence[str] = (), diverse: bool = False,
+               evidence: bool = True) -> list[Hit]:
+        """The `k` papers that best match `query`, best first.
+
+        `mode`: hybrid (BM25 and dense, fused; the default), dense or lexical.
+        `positives`: ids of papers like the ones wanted; their vectors join the query's.
+        `diverse`: re-rank for variety (maximal marginal relevance), so near-duplicates do
+        not fill the page. `evidence`: give each hit its best-matching sentence.
+        """
+        return self.search_many([query], k, filters=filters, mode=mode, positives=positives,
+                                diverse=diverse, evidence=evidence)[0]
 
     def search_many(self, queries: Sequence[str], k: int = 10, *,
-                    filters: Filters | None = None) -> list[list[Hit]]:
-        """`search` for each query, encoded together in one batch."""
+                    filters: Filters | None = None, mode: str = "hybrid",
+                    positives: Sequence[str] = (), diverse: bool = False,
+                    evidence: bool = True) -> list[list[Hit]]:
+        """`search` for each query, their vectors encoded together in one batch."""
         if isinstance(queries, str):
             raise QueryError("search_many takes a list of queries; use search for one")
         texts = [_check_query(query) for query in queries]
         _check_k(k)
+        check_mode(mode)
         if not texts:
             return []
         with self._lock:
             allowed = self._allowed(filters)
-            vectors = self._get_encoder().encode_queries(texts)
-            scores, keys = self._index.search(vectors, k, allowed=allowed)
-            return [self._hits(scores[row], keys[row]) for row in range(len(texts))]
+            examples = self._keys(positives)
+            vectors = (self._get_encoder().encode_queries(texts) if mode != "lexical"
+                       else [None] * len(texts))
+            retriever = self._retriever()
+            results = []
+            for text, vector in zip(texts, vectors):
+                if vector is not None and len(examples):
+                    vector = _unit(vector + self._parts.vectors.reconstruct(examples).mean(0))
+                request = Request(text, vector, examples, text)
+                results.append(retriever.hits(request, k, mode, allowed, diverse, evidence))
+            return results
 
-    def similar(self, paper_id: str, k: int = 10, *,
-                filters: Filters | None = None) -> list[Hit]:
-        """The `k` papers closest to paper `paper_id` (never itself), from its stored vector."""
+    def similar(self, paper_ids: str | Sequence[str], k: int = 10, *,
+                negatives: Sequence[str] = (), filters: Filters | None = None,
+                diverse: bool = False, evidence: bool = True) -> list[Hit]:
+        """The `k` papers closest to the given papers and, with `negatives`, far from those.
+
+        Ranked by the stored vectors (nothing is re-encoded): the mean of the positive
+        papers' vectors minus half the mean of the negative ones. The examples themselves
+        are never returned.
+        """
         _check_k(k)
+        ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
+        if not ids:
+            raise QueryError("similar needs at least one paper id")
         with self._lock:
-            key = self._key(paper_id)
-            vector = self._index.reconstruct(np.array([key], dtype=np.int64))
-            scores, keys = self._index.search(vector, k, allowed=self._allowed(filters),
-                                              exclude=np.array([key], dtype=np.int64))
-            return self._hits(scores[0], keys[0])
+            keys, against = self._keys(ids), self._keys(negatives)
+            vectors = self._parts.vectors
+            vector = vectors.reconstruct(keys).mean(0)
+            if len(against):
+                vector = vector - NEGATIVE_WEIGHT * vectors.reconstruct(against).mean(0)
+            examples = self._store.papers(int(key) for key in keys)
+            text = " ".join(f"{p.title} {p.abstract}" for p in examples.values())
+            request = Request(None, _unit(vector), np.union1d(keys, against), text)
+            return self._retriever().hits(request, k, "dense", self._allowed(filters),
+                                          diverse, evidence)
+
+    def _keys(self, paper_ids: Sequence[str]) -> np.ndarray:
+        return np.array(sorted({self._key(i) for i in paper_ids}), dtype=np.int64)
 
     # -- the map of the corpus ---------------------------------------------------------------
     def corpus_map(self) -> CorpusMap | None:
@@ -282,8 +328,8 @@ class SearchEngine:
         indexes; only the snapshot and the commit hold the lock, so queries go on."""
         with self._lock:
             manifest = self._manifest
-            keys = self._index.keys()
-            vectors = self._index.reconstruct(keys)
+            keys = self._parts.vectors.keys()
+            vectors = self._parts.vectors.reconstruct(keys)
             papers = self._store.papers(keys)
         source = {name: str(entry["sha256"]) for name, entry in manifest.files.items()
                   if name != MAP_FILE}
@@ -295,7 +341,7 @@ class SearchEngine:
             updated = attach_map(self._directory, manifest, corpus_map)
             if updated is None:
                 return None
-            self._switch(updated, self._index)
+            self._switch(updated, self._parts)
             self._map = (updated.generation, corpus_map)
         return corpus_map
 
@@ -319,7 +365,7 @@ class SearchEngine:
             if not new:
                 return 0
             encoder = self._get_encoder()
-            self._write(lambda: add_papers(self._directory, self._manifest, self._index,
+            self._write(lambda: add_papers(self._directory, self._manifest, self._parts,
                                            new, encoder, progress=progress))
             return len(new)
 
@@ -335,21 +381,21 @@ class SearchEngine:
             keys = np.array([self._key(paper_id) for paper_id in ids], dtype=np.int64)
             if len(keys):
                 self._write(lambda: remove_papers(self._directory, self._manifest,
-                                                  self._index, keys))
+                                                  self._parts, keys))
             return len(keys)
 
-    def _write(self, update: Callable[[], tuple[Manifest, VectorIndex]]) -> None:
+    def _write(self, update: Callable[[], tuple[Manifest, Parts]]) -> None:
         """Run an update that may change the in-memory index; reload it if it fails."""
         try:
-            manifest, index = update()
+            manifest, parts = update()
         except BaseException:
             self._store.close()
             self._load()
             raise
-        self._switch(manifest, index)
+        self._switch(manifest, parts)
 
-    def _switch(self, manifest: Manifest, index: VectorIndex) -> None:
+    def _switch(self, manifest: Manifest, parts: Parts) -> None:
         """Serve the generation `manifest` (just published) from now on."""
         self._store.close()
-        self._manifest, self._index = manifest, index
+        self._manifest, self._parts = manifest, parts
         self._store = PaperStore.open(self._directory.files_dir(manifest) / STORE_FILE)

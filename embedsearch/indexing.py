@@ -20,21 +20,33 @@ from ._version import __version__
 from .encoding import Encoder
 from .errors import InputError
 from .layout import IndexDirectory, Manifest, Staging
+from .lexical import LexicalIndex
 from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
 from .projection import MAP_FILE, CorpusMap, save_map
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
 
-__all__ = ["IndexOptions", "add_papers", "attach_map", "build_index", "check_fields",
+__all__ = ["IndexOptions", "Parts", "add_papers", "attach_map", "build_index", "check_fields",
            "remove_papers"]
 
+#: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
+DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
 
-def check_fields(fields: Sequence[str]) -> tuple[str, ...]:
-    """The embedded fields, validated: a non-empty subset of `TEXT_FIELDS`."""
+
+@dataclass
+class Parts:
+    """What one generation searches: the vector index and the lexical index, same keys."""
+
+    vectors: VectorIndex
+    lexical: LexicalIndex
+
+
+def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
+    """Text fields, validated: a non-empty subset of `TEXT_FIELDS`."""
     chosen = tuple(fields)
     unknown = [name for name in chosen if name not in TEXT_FIELDS]
     if unknown or not chosen:
-        raise InputError(f"--fields: expected some of {', '.join(TEXT_FIELDS)}, got "
+        raise InputError(f"{option}: expected some of {', '.join(TEXT_FIELDS)}, got "
                          f"{', '.join(chosen) or 'nothing'}")
     return chosen
 
@@ -61,6 +73,7 @@ class IndexOptions:
     fields: tuple[str, ...] = DEFAULT_FIELDS
     exact_max: int = EXACT_MAX
     memory_budget: int | None = None
+    lexical_fields: tuple[str, ...] = DEFAULT_LEXICAL_FIELDS
 
 
 def build_index(
@@ -79,6 +92,7 @@ def build_index(
     encoder (a corpus's published embeddings, say); they are normalised here.
     """
     fields = check_fields(options.fields)
+    lexical_fields = check_fields(options.lexical_fields, "--lexical-fields")
     if not papers:
         raise InputError("no papers to index")
     _check_unique(papers)
@@ -92,15 +106,16 @@ def build_index(
         with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
             keys = store.insert(papers)
         index.add(keys, vectors)
+        parts = Parts(index, LexicalIndex.build(keys, _lexical_texts(papers, lexical_fields)))
         manifest = Manifest(
             model=encoder.record(),
-            text={"fields": list(fields)},
+            text={"fields": list(fields), "lexical_fields": list(lexical_fields)},
             index={**index.meta(), "auto": options.index_type == "auto",
                    "exact_max": options.exact_max, "memory_budget": options.memory_budget},
             count=len(papers),
             software=f"embedsearch {__version__}",
         )
-        return _publish(directory, staging, index, manifest)
+        return _publish(directory, staging, parts, manifest)
 
 
 def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
@@ -115,10 +130,15 @@ def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
     return normalised
 
 
-def _publish(directory: IndexDirectory, staging: Staging, index: VectorIndex,
+def _lexical_texts(papers: Sequence[Paper], fields: Sequence[str]) -> list[str]:
+    return [embedding_text(paper, fields) for paper in papers]
+
+
+def _publish(directory: IndexDirectory, staging: Staging, parts: Parts,
              manifest: Manifest) -> Manifest:
-    index.save(staging.dir)
-    manifest.index = {**manifest.index, **index.meta()}
+    parts.vectors.save(staging.dir)
+    parts.lexical.save(staging.dir)
+    manifest.index = {**manifest.index, **parts.vectors.meta()}
     return directory.commit(staging, manifest)
 
 
@@ -147,43 +167,45 @@ def _retype(index: VectorIndex, manifest: Manifest, count: int) -> VectorIndex:
 def add_papers(
     directory: IndexDirectory,
     manifest: Manifest,
-    index: VectorIndex,
+    parts: Parts,
     papers: Sequence[Paper],
     encoder: Encoder,
     *,
     progress: bool = False,
-) -> tuple[Manifest, VectorIndex]:
-    """Encode and add `papers`, whose ids must be new; returns the new manifest and index.
+) -> tuple[Manifest, Parts]:
+    """Encode and add `papers`, whose ids must be new; returns the new manifest and parts.
 
-    `index` may be changed in place even when this fails: reload it then.
+    `parts` may be changed in place even when this fails: reload them then.
     """
     _check_unique(papers)
     vectors = _encode(encoder, papers, manifest.text["fields"], progress)
     with directory.write(replace=True) as staging:
         with _copy_store(directory, manifest, staging) as store:
             keys = store.insert(papers)
-        index.add(keys, vectors)
-        index = _retype(index, manifest, len(index))
-        updated = dataclasses.replace(manifest, count=len(index))
-        return _publish(directory, staging, index, updated), index
+        parts.vectors.add(keys, vectors)
+        parts.lexical.add(keys, _lexical_texts(papers, manifest.text["lexical_fields"]))
+        parts.vectors = _retype(parts.vectors, manifest, len(parts.vectors))
+        updated = dataclasses.replace(manifest, count=len(parts.vectors))
+        return _publish(directory, staging, parts, updated), parts
 
 
 def remove_papers(
     directory: IndexDirectory,
     manifest: Manifest,
-    index: VectorIndex,
+    parts: Parts,
     keys: np.ndarray,
-) -> tuple[Manifest, VectorIndex]:
-    """Remove the papers stored under `keys`; returns the new manifest and index.
+) -> tuple[Manifest, Parts]:
+    """Remove the papers stored under `keys`; returns the new manifest and parts.
 
-    `index` may be changed in place even when this fails: reload it then.
+    `parts` may be changed in place even when this fails: reload them then.
     """
     with directory.write(replace=True) as staging:
         with _copy_store(directory, manifest, staging) as store:
             store.delete(keys)
-        index.remove(keys)
-        updated = dataclasses.replace(manifest, count=len(index))
-        return _publish(directory, staging, index, updated), index
+        parts.vectors.remove(keys)
+        parts.lexical.remove(keys)
+        updated = dataclasses.replace(manifest, count=len(parts.vectors))
+        return _publish(directory, staging, parts, updated), parts
 
 
 def attach_map(directory: IndexDirectory, manifest: Manifest,

@@ -38,7 +38,7 @@ from .hashing import sha256_file
 __all__ = ["FORMAT_VERSION", "IndexDirectory", "Manifest", "Staging"]
 
 FORMAT = "embedsearch-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a lexical index (lexical.npz) in every generation
 MANIFEST = "manifest.json"
 _LOCK = ".lock"
 _GENERATION = re.compile(r"g\d{6}")

@@ -8,6 +8,7 @@ other paper fields; batch searches add query_index (0-based line) and query.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import textwrap
@@ -34,6 +35,14 @@ def _clip(text: str, limit: int) -> str:
 def snippet(text: str, limit: int = _SNIPPET_CHARS) -> str:
     """The start of `text`, whitespace collapsed, cut at a word with an ellipsis."""
     return _clip(" ".join(text.split()), limit)
+
+
+def _highlight(text: str, terms: Sequence[str], bold: bool) -> str:
+    """`text` with the evidence words in bold, on a terminal."""
+    if not bold or not terms:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b")
+    return pattern.sub(lambda match: f"\033[1m{match.group(0)}\033[0m", text)
 
 
 def _width() -> int:
@@ -82,9 +91,11 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
         out.write(_clip(head, width) + "\n")
         meta = "  ·  ".join(part for part in (_where(hit.paper), hit.paper.id) if part)
         out.write(f"{indent}{meta}\n")
-        body = textwrap.fill(snippet(hit.paper.abstract), width, initial_indent=indent,
-                             subsequent_indent=indent)
-        out.write(body + "\n")
+        text = snippet(hit.evidence or hit.paper.abstract, 300 if hit.evidence else
+                       _SNIPPET_CHARS)
+        body = textwrap.fill(("» " if hit.evidence else "") + text, width,
+                             initial_indent=indent, subsequent_indent=indent)
+        out.write(_highlight(body, hit.evidence_terms, out.isatty()) + "\n")
 
 
 def paper(record: Paper, *, json_lines: bool, out: IO[str] | None = None) -> None:

@@ -18,6 +18,7 @@ __all__ = [
     "derive_title",
     "embedding_text",
     "first_sentence",
+    "split_sentences",
 ]
 
 #: Fields that can be embedded; title + abstract is what the bundled embeddings use.
@@ -64,6 +65,12 @@ class Paper:
             "tldr": self.tldr,
             "primary_area": self.primary_area,
         }
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, whitespace collapsed."""
+    text = _SPACE.sub(" ", text).strip()
+    return [s for s in _SENTENCE_END.split(text) if s] if text else []
 
 
 def first_sentence(text: str) -> str:

@@ -66,17 +66,19 @@ def test_info_json_contract(cli: Cli, seed_index: Path) -> None:
     result = cli("info", "--index", seed_index, "--json")
     assert result.code == 0
     (info,) = result.json_lines()
-    assert info["count"] == 38 and info["dim"] == 384 and info["format_version"] == 1
+    assert info["count"] == 38 and info["dim"] == 384 and info["format_version"] == 2
     assert info["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert info["index_type"] == "flat"
 
 
 def test_readable_output(cli: Cli, seed_index: Path) -> None:
-    result = cli("search", "low-rank visual prompting", "--index", seed_index, "-k", "2")
+    result = cli("search", "low-rank visual prompting", "--index", seed_index, "-k", "2",
+                 "--mode", "dense")
     assert result.code == 0
     lines = result.out.splitlines()
     assert lines[0].startswith("  1.  0.6") and "Visual prompting has gained" in lines[0]
     assert lines[1].strip() == f"ICLR 2025  ·  {LORVP}"
+    assert lines[2].lstrip().startswith("» ")  # the evidence sentence
     assert any(line.lstrip().startswith("2.") for line in lines)
     shown = cli("show", LORVP, "--index", seed_index)
     assert "title derived from the abstract" in shown.out and f"id: {LORVP}" in shown.out

@@ -26,14 +26,15 @@ LORVP = "000_ae22c05437d8edef:1"  # the LoR-VP (low-rank visual prompting) abstr
 
 
 def test_search_finds_the_paper_by_meaning(seed_engine: SearchEngine) -> None:
-    hits = seed_engine.search("low-rank visual prompting", k=5)
+    assert seed_engine.search("low-rank visual prompting", k=1)[0].paper.id == LORVP  # hybrid
+    hits = seed_engine.search("low-rank visual prompting", k=5, mode="dense")
     assert hits[0].paper.id == LORVP
     assert [hit.rank for hit in hits] == [1, 2, 3, 4, 5]
     scores = [hit.score for hit in hits]
     assert scores == sorted(scores, reverse=True) and -1 <= scores[-1] <= scores[0] <= 1
     # A paraphrase sharing few words still finds it: meaning, not word overlap.
     paraphrase = "tuning a few parameters added to images to adapt a pretrained network"
-    assert seed_engine.search(paraphrase, k=3)[0].paper.id == LORVP
+    assert seed_engine.search(paraphrase, k=3, mode="dense")[0].paper.id == LORVP
 
 
 def test_scores_are_cosine_similarities(seed_engine: SearchEngine,
@@ -41,12 +42,15 @@ def test_scores_are_cosine_similarities(seed_engine: SearchEngine,
     papers = {paper.id: paper for paper in read_papers(seed_files)}
     encoder = Encoder()
     query = "offline preference-based reinforcement learning"
-    hits = seed_engine.search(query, k=38)
+    hits = seed_engine.search(query, k=38, mode="dense")
     assert len(hits) == 38 and len({hit.paper.id for hit in hits}) == 38
     texts = [embedding_text(papers[hit.paper.id]) for hit in hits]
     vectors = encoder.encode([query] + texts)
     expected = vectors[1:] @ vectors[0]
     assert np.allclose([hit.score for hit in hits], expected, atol=1e-4)
+    assert np.allclose([hit.dense_score for hit in hits], expected, atol=1e-4)
+    hybrid = {h.paper.id: h.dense_score for h in seed_engine.search(query, k=38)}
+    assert np.allclose([hybrid[h.paper.id] for h in hits], expected, atol=1e-4)
 
 
 def test_search_many_matches_single_searches(seed_engine: SearchEngine) -> None:
@@ -64,7 +68,7 @@ def test_similar_uses_the_stored_vector_and_excludes_the_paper(
     ids = [hit.paper.id for hit in hits]
     assert LORVP not in ids and len(ids) == 37
     # Same ranking as searching with the paper's own vector over the other 37 papers.
-    index = seed_engine._index
+    index = seed_engine._parts.vectors
     keys = index.keys()
     vectors = index.reconstruct(keys)
     own = vectors[list(keys).index(seed_engine._key(LORVP))]
@@ -151,10 +155,10 @@ def test_fields_choose_what_is_embedded(tmp_path: Path) -> None:
     records = [{"id": "a", "title": "Quantum chemistry", "abstract": "Birds migrate south."},
                {"id": "b", "title": "Bird migration", "abstract": "Molecules and orbitals."}]
     by_abstract = SearchEngine.build(tmp_path / "abs", records, fields=["abstract"])
-    assert by_abstract.search("bird migration", k=1)[0].paper.id == "a"
+    assert by_abstract.search("bird migration", k=1, mode="dense")[0].paper.id == "a"
     assert by_abstract.info().fields == ("abstract",)
     by_title = SearchEngine.build(tmp_path / "title", records, fields=["title"])
-    assert by_title.search("bird migration", k=1)[0].paper.id == "b"
+    assert by_title.search("bird migration", k=1, mode="dense")[0].paper.id == "b"
 
 
 def test_auto_index_type_switches_when_the_corpus_grows(seed_files: list[Path],

@@ -33,7 +33,7 @@ def current_file(index: Path, name: str) -> Path:
 
 def test_manifest_records_what_is_needed_to_check(seed_index: Path) -> None:
     manifest = manifest_of(seed_index)
-    assert manifest["format_version"] == 1
+    assert manifest["format_version"] == 2
     assert manifest["count"] == 38 and manifest["metric"] == "inner_product"
     model = manifest["model"]
     assert isinstance(model, dict)
@@ -41,13 +41,13 @@ def test_manifest_records_what_is_needed_to_check(seed_index: Path) -> None:
     assert model["fingerprint"] == resolve_model().fingerprint
     files = manifest["files"]
     assert isinstance(files, dict) and set(files) == {"papers.sqlite", "vectors.faiss",
-                                                      "keys.npy"}
+                                                      "keys.npy", "lexical.npz"}
     for name, entry in files.items():
         assert entry["bytes"] == current_file(seed_index, name).stat().st_size
         assert len(entry["sha256"]) == 64
 
 
-@pytest.mark.parametrize("name", ["vectors.faiss", "papers.sqlite", "keys.npy"])
+@pytest.mark.parametrize("name", ["vectors.faiss", "papers.sqlite", "keys.npy", "lexical.npz"])
 def test_a_corrupted_file_is_refused(seed_copy: Path, name: str) -> None:
     target = current_file(seed_copy, name)
     data = bytearray(target.read_bytes())

@@ -53,7 +53,7 @@ def test_search_hits_have_the_cli_json_shape(client: TestClient,
     assert response.status_code == 200
     body = response.json()
     assert body["query"] == "low-rank visual prompting" and body["k"] == 3
-    assert body["mode"] == "dense" and body["filters"]["venues"] == []
+    assert body["mode"] == "hybrid" and body["filters"]["venues"] == []
     expected = cli("search", "low-rank visual prompting", "--index", seed_index, "-k", "3",
                    "--json").json_lines()
     assert body["hits"] == expected  # same keys, same order, same values
@@ -77,7 +77,7 @@ def test_search_filters(client: TestClient) -> None:
     ({"q": "x", "k": 0}, "k"),
     ({"q": "x", "k": LIMITS.k + 1}, "k"),
     ({"q": "x", "k": "ten"}, "k"),
-    ({"q": "x", "mode": "lexical"}, "mode"),
+    ({"q": "x", "mode": "fuzzy"}, "mode"),
     ({"q": "x", "year": "20x5"}, "year"),
     ({"q": "x", "year": "2025-2020"}, "year"),
     ({"q": "x", "venue": ""}, "venue"),

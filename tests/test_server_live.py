@@ -196,7 +196,10 @@ def test_the_page_in_headless_chromium(live: str, tmp_path: Path) -> None:
             first = page.locator(".result a.title").first
             assert "Visual prompting" in first.inner_text()
             assert page.locator(".result").count() == 20
-            assert re.search(r"score 0\.\d{3}", page.locator(".result .meta").first.inner_text())
+            meta = page.locator(".result .meta").first.inner_text()
+            assert re.search(r"score -?\d+\.\d{3}", meta)
+            # The evidence sentence, its matching words marked.
+            assert page.locator(".result .evidence mark").count() > 0
             page.screenshot(path=str(shots / "search.png"))
             page.keyboard.press("Escape")  # leave the box; '/' comes back to it
             page.keyboard.press("/")
@@ -215,8 +218,10 @@ def test_the_page_in_headless_chromium(live: str, tmp_path: Path) -> None:
             # "More like this" on a similar paper lists the papers like that one.
             page.locator(".result button.more").first.click()
             page.wait_for_function("location.hash.startsWith('#/similar/')")
-            page.wait_for_selector(".result")
-            assert "papers most like" in page.locator("#status").inner_text()
+            # The paper page's results stay until the new list replaces them: wait for it.
+            page.wait_for_function("document.querySelector('#status').textContent"
+                                   ".includes('papers most like')")
+            assert page.locator(".result").count() == 20  # the page's k, 20 by default
             # The map: every paper drawn, the query's results highlighted, titles on hover.
             page.goto(f"{live}/#/map?q=visual+prompting")
             page.wait_for_selector("#map canvas")

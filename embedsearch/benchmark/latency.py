@@ -76,7 +76,7 @@ def latency_table(devset: DevSet, index_dir: Path, queries: int) -> Table:
     start = time.perf_counter()
     engine.search_many(texts, k=10)
     batch = len(texts) / (time.perf_counter() - start)
-    vectors = engine._index.reconstruct(engine._index.keys())
+    vectors = engine._parts.vectors.reconstruct(engine._parts.vectors.keys())
     titles = [p.title for p in devset.papers[: len(vectors)]]
     naive = _naive(vectors, titles, texts[:5] + texts)[5:]
     naive_p50, naive_p99 = _percentiles(naive)

@@ -53,9 +53,9 @@ _TOO_LARGE: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "the request body is over the size limit"}}
 _FLAG = re.compile(r"^--(\w+): ")
 
-# Query parameters shared by search and similar. A search mode the engine gains is one
-# more value of schemas.Mode, passed on with the query.
-ModeParam = Annotated[Mode, Query(description="dense (the only mode so far)")]
+# Query parameters shared by search and similar.
+ModeParam = Annotated[Mode, Query(description="hybrid (BM25 and dense, fused; default), "
+                                              "dense, or lexical")]
 K = Annotated[int, Query(ge=1, le=LIMITS.k, description=f"how many papers (1-{LIMITS.k})")]
 Year = Annotated[str | None, Query(max_length=20, description="2024, 2023-2025, 2023- or -2024")]
 Venue = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
@@ -100,12 +100,12 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
     @router.get("/search", response_model=SearchOut, response_model_exclude_unset=True)
     def search(q: Annotated[str, Query(min_length=1, max_length=LIMITS.query_chars,
                                        description="what you are looking for")],
-               k: K = 10, mode: ModeParam = "dense", year: Year = None,
+               k: K = 10, mode: ModeParam = "hybrid", year: Year = None,
                venue: Venue = [], keyword: Keyword = []) -> dict[str, Any]:
-        """The k papers closest in meaning to q, best first."""
+        """The k papers that best match q, best first, each with its evidence sentence."""
         filters = _filters(year, venue, keyword)
         try:
-            hits = batcher.search(q, k, filters)
+            hits = batcher.search(q, k, filters, mode)
         except QueryError as exc:
             raise _query_error(exc) from None
         return {"query": q, "k": k, "mode": mode, "filters": filters.to_dict(),
@@ -120,7 +120,7 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
             if not query.strip():
                 raise ApiError(422, f"queries.{number}: the query is empty",
                                f"queries.{number}")
-        results = engine.search_many(body.queries, body.k, filters=filters)
+        results = engine.search_many(body.queries, body.k, filters=filters, mode=body.mode)
         return {"k": body.k, "mode": body.mode, "filters": filters.to_dict(), "results": [
             {"query_index": number, "query": query,
              "hits": [hit_record(hit, query_index=number, query=query) for hit in hits]}

@@ -30,6 +30,7 @@ class _Request:
     query: str
     k: int
     filters: Filters
+    mode: str
     future: Future[list[Hit]] = field(default_factory=Future)
 
 
@@ -43,10 +44,10 @@ class SearchBatcher:
         self._worker: threading.Thread | None = None
         self._start_lock = threading.Lock()
 
-    def search(self, query: str, k: int, filters: Filters) -> list[Hit]:
-        """The hits `engine.search(query, k, filters=filters)` would give."""
+    def search(self, query: str, k: int, filters: Filters, mode: str = "hybrid") -> list[Hit]:
+        """The hits `engine.search(query, k, filters=filters, mode=mode)` would give."""
         self._ensure_worker()
-        request = _Request(query, k, filters)
+        request = _Request(query, k, filters, mode)
         self._queue.put(request)
         return request.future.result()
 
@@ -82,14 +83,14 @@ class SearchBatcher:
             self._answer(batch)
 
     def _answer(self, batch: list[_Request]) -> None:
-        # One search_many per (k, filters): its answers are those of single searches.
-        groups: dict[tuple[int, Filters], list[_Request]] = defaultdict(list)
+        # One search_many per (k, filters, mode): its answers are those of single searches.
+        groups: dict[tuple[int, Filters, str], list[_Request]] = defaultdict(list)
         for request in batch:
-            groups[(request.k, request.filters)].append(request)
-        for (k, filters), requests in groups.items():
+            groups[(request.k, request.filters, request.mode)].append(request)
+        for (k, filters, mode), requests in groups.items():
             try:
                 results = self._engine.search_many([r.query for r in requests], k,
-                                                   filters=filters)
+                                                   filters=filters, mode=mode)
             except Exception as exc:
                 if len(requests) == 1:
                     requests[0].future.set_exception(exc)

@@ -32,8 +32,8 @@ __all__ = [
     "WriteOut",
 ]
 
-#: Search modes. A mode the engine gains is one more value here (and passed on).
-Mode = Literal["dense"]
+#: Search modes, as the engine's: hybrid (BM25 + dense, fused; the default), dense, lexical.
+Mode = Literal["hybrid", "dense", "lexical"]
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,10 @@ class PaperOut(_Paper):
 
 
 class HitOut(BaseModel):
-    """One result: rank (1-based), score (cosine similarity, higher is closer), the paper;
-    batch results add query_index and query, similar-paper results query_id."""
+    """One result: rank (1-based), score (the mode's: fused z-score for hybrid, cosine for
+    dense, BM25 for lexical; higher is closer), the paper, the component scores and the
+    evidence sentence; batch results add query_index and query, similar-paper results
+    query_id."""
 
     rank: int
     score: float
@@ -89,6 +91,10 @@ class HitOut(BaseModel):
     url: str
     tldr: str
     primary_area: str
+    dense_score: float | None = None
+    lexical_score: float | None = None
+    evidence: str | None = None
+    evidence_terms: list[str] | None = None
     query_index: int | None = None
     query: str | None = None
     query_id: str | None = None
@@ -116,7 +122,7 @@ class BatchSearchIn(BaseModel):
 
     queries: Annotated[list[_Query], Field(min_length=1, max_length=LIMITS.batch)]
     k: Annotated[int, Field(ge=1, le=LIMITS.k)] = 10
-    mode: Mode = "dense"
+    mode: Mode = "hybrid"
     year: Annotated[str, Field(max_length=20)] | None = None
     venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []

@@ -68,6 +68,7 @@
       }
     }
     params.set("k", $("#k").value);
+    if ($("#mode").value !== "hybrid") params.set("mode", $("#mode").value);
     return params;
   }
 
@@ -76,6 +77,7 @@
     $("#year").value = params.get("year") || "";
     for (const name of LIST_FIELDS) $(`#${name}`).value = params.getAll(name).join(", ");
     if (params.get("k")) $("#k").value = params.get("k");
+    $("#mode").value = params.get("mode") || "hybrid";
     if (params.get("year") || params.getAll("venue").length || params.getAll("keyword").length) {
       $("#filters").open = true;
     }
@@ -84,7 +86,7 @@
   function searchParams(params) {
     // Only what GET /search takes, from a route's parameters.
     const out = new URLSearchParams();
-    for (const name of ["q", "k", "year", "venue", "keyword"]) {
+    for (const name of ["q", "k", "mode", "year", "venue", "keyword"]) {
       for (const value of params.getAll(name)) out.append(name, value);
     }
     return out;
@@ -93,22 +95,35 @@
   // -- results ---------------------------------------------------------------------------
   function resultItem(hit, query) {
     const where = [hit.venue, hit.year].filter(Boolean).join(" ");
-    const width = Math.max(0, Math.min(1, hit.score)) * 100;
+    // The bar shows closeness in meaning (cosine), comparable across modes.
+    const closeness = hit.dense_score ?? hit.score;
+    const width = Math.max(0, Math.min(1, closeness)) * 100;
     const mapHref = `#/map?${new URLSearchParams({ ...(query ? { q: query } : {}), focus: hit.id })}`;
     return el("li", { class: "result", "data-id": hit.id },
       el("span", { class: "rank", "aria-hidden": "true" }, hit.rank),
       el("a", { class: "title", href: paperHref(hit.id) }, hit.title),
       el("div", { class: "meta" },
         where && el("span", {}, where),
-        el("span", { class: "score", title: "cosine similarity to the query" },
+        el("span", { class: "score", title: "ranking score; the bar: cosine similarity to the query" },
           el("span", { class: "score-bar", "aria-hidden": "true" },
             el("i", { style: `width:${width.toFixed(0)}%` })),
           `score ${hit.score.toFixed(3)}`)),
-      el("p", { class: "snippet" }, snippet(hit.abstract)),
+      hit.evidence
+        ? el("p", { class: "snippet evidence", title: "the sentence that best matches" },
+          ...highlight(hit.evidence, hit.evidence_terms || []))
+        : el("p", { class: "snippet" }, snippet(hit.abstract)),
       el("div", { class: "actions" },
         el("button", { type: "button", class: "more", onclick: () => { location.hash = `#/similar/${enc(hit.id)}`; } },
           "More like this"),
         el("a", { class: "button", href: mapHref }, "On the map")));
+  }
+
+  function highlight(text, terms) {
+    // The sentence as text nodes, the matching words in <mark>; never as HTML.
+    if (!terms.length) return [text];
+    const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    const parts = text.split(new RegExp(`\\b(${escaped.join("|")})\\b`, "g"));
+    return parts.map((part, i) => (i % 2 ? el("mark", {}, part) : part));
   }
 
   function resultList(hits, query) {

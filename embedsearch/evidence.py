@@ -1,0 +1,66 @@
+"""Evidence: the sentence of a hit's abstract that best matches the query, and why.
+
+Computed for the returned hits only. A sentence's score is the summed BM25 idf of the
+distinct query words it contains (stemmed like the lexical index); the words that
+matched are returned for highlighting. A hit that shares no word with the query (a
+purely semantic match) gets the sentence closest to the query vector instead, with
+the sentences of all such hits encoded in one batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .lexical import LexicalIndex
+from .papers import split_sentences
+
+__all__ = ["Evidence", "find_evidence"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A sentence of the abstract and the words of it that match the query."""
+
+    sentence: str
+    terms: tuple[str, ...]
+
+
+def _lexical(sentences: Sequence[str], query: set[str], lexical: LexicalIndex,
+             idf: dict[str, float]) -> Evidence | None:
+    best, best_score = None, 0.0
+    tokenizer = lexical.tokenizer
+    for sentence in sentences:
+        words = tokenizer.surface(sentence)
+        matched = {(surface, stem) for surface, stem in words if stem in query}
+        score = sum(idf[stem] for stem in {stem for _, stem in matched})
+        if score > best_score:
+            terms = tuple(dict.fromkeys(surface for surface, _ in matched))
+            best, best_score = Evidence(sentence, terms), score
+    return best
+
+
+def find_evidence(abstracts: Sequence[str], query_text: str, lexical: LexicalIndex,
+                  query_vector: NDArray[np.float32] | None,
+                  encode: Callable[[list[str]], NDArray[np.float32]]) -> list[Evidence]:
+    """Evidence for each abstract: lexical where words match, else semantic."""
+    query = set(lexical.tokenizer.words(query_text))
+    idf = lexical.idf(sorted(query))
+    found: list[Evidence | None] = []
+    for abstract in abstracts:
+        found.append(_lexical(split_sentences(abstract), query, lexical, idf))
+    missing = [i for i, item in enumerate(found) if item is None]
+    if missing and query_vector is not None:
+        sentences = [split_sentences(abstracts[i]) or [abstracts[i]] for i in missing]
+        flat = [sentence for group in sentences for sentence in group]
+        scores = encode(flat) @ query_vector
+        start = 0
+        for i, group in zip(missing, sentences):
+            best = int(np.argmax(scores[start : start + len(group)]))
+            found[i] = Evidence(group[best], ())
+            start += len(group)
+    return [item or Evidence(split_sentences(a)[0] if a else "", ())
+            for item, a in zip(found, abstracts)]

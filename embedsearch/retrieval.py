@@ -1,0 +1,113 @@
+"""Answering one query against one generation: dense, lexical or hybrid ranking, optional
+diversity, component scores and evidence for the hits.
+
+A query is a text, a vector, or both (a text plus example papers, or example papers
+alone); `exclude` holds keys never to return (the examples themselves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import QueryError
+from .evidence import find_evidence
+from .fusion import FUSION_DEPTH, fuse, mmr
+from .indexing import Parts
+from .results import Hit
+from .store import PaperStore
+
+__all__ = ["MODES", "Request", "Retriever", "check_mode"]
+
+MODES = ("hybrid", "dense", "lexical")
+#: Candidates `--diverse` re-ranks, per hit asked for.
+DIVERSE_POOL = 3
+
+Ranked = tuple[NDArray[np.float32], NDArray[np.int64]]
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise QueryError(f"mode must be one of {', '.join(MODES)}, got '{mode}'")
+    return mode
+
+
+@dataclass(frozen=True)
+class Request:
+    """One query: its text (for lexical ranking and evidence), its vector, what to skip."""
+
+    text: str | None
+    vector: NDArray[np.float32] | None
+    exclude: NDArray[np.int64]
+    evidence_text: str
+
+
+def _relevance(scores: NDArray[np.float32], vectors: NDArray[np.float32],
+               query: NDArray[np.float32] | None) -> NDArray[np.float64]:
+    """Relevance on the cosine scale for diversity: cosine to the query vector, or for a
+    lexical search the BM25 scores scaled to [0, 1]."""
+    if query is not None:
+        return np.asarray(vectors @ query, dtype=np.float64)
+    low, high = float(scores.min()), float(scores.max())
+    scaled = (scores - low) / (high - low) if high > low else np.ones(len(scores))
+    return np.asarray(scaled, dtype=np.float64)
+
+
+class Retriever:
+    """Ranks the papers of `parts` and `store` for requests."""
+
+    def __init__(self, parts: Parts, store: PaperStore,
+                 encode: Callable[[list[str]], NDArray[np.float32]]) -> None:
+        self._parts, self._store, self._encode = parts, store, encode
+
+    def _dense(self, request: Request, depth: int, allowed: NDArray[np.int64] | None) -> Ranked:
+        assert request.vector is not None
+        scores, keys = self._parts.vectors.search(request.vector[None, :], depth,
+                                                  allowed=allowed, exclude=request.exclude)
+        valid = keys[0] >= 0
+        return scores[0][valid], keys[0][valid]
+
+    def rank(self, request: Request, k: int, mode: str, allowed: NDArray[np.int64] | None,
+             diverse: bool) -> tuple[Ranked, NDArray[np.float32]]:
+        """The ranking (scores, keys) truncated to `k`, and the lexical scores of all rows."""
+        depth = max(FUSION_DEPTH, k * (DIVERSE_POOL if diverse else 1))
+        lexical_scores = np.zeros(0, np.float32)
+        if request.text and mode != "dense":
+            lexical_scores = self._parts.lexical.scores(request.text)
+            lexical = self._parts.lexical.top(lexical_scores, depth, allowed, request.exclude)
+        if mode == "lexical" or request.vector is None:
+            if not request.text:
+                raise QueryError("a lexical search needs query text")
+            ranked = lexical
+        elif mode == "dense" or not request.text:
+            ranked = self._dense(request, depth, allowed)
+        else:
+            ranked = fuse(lexical, self._dense(request, depth, allowed))
+        if diverse and len(ranked[1]):
+            vectors = self._parts.vectors.reconstruct(ranked[1])
+            order = mmr(_relevance(ranked[0], vectors, request.vector), vectors, k)
+            ranked = ranked[0][order], ranked[1][order]
+        return (ranked[0][:k], ranked[1][:k]), lexical_scores
+
+    def hits(self, request: Request, k: int, mode: str, allowed: NDArray[np.int64] | None,
+             diverse: bool = False, evidence: bool = True) -> list[Hit]:
+        (scores, keys), lexical_scores = self.rank(request, k, mode, allowed, diverse)
+        papers = self._store.papers(int(key) for key in keys)
+        dense = (self._parts.vectors.reconstruct(keys) @ request.vector
+                 if request.vector is not None and len(keys) else None)
+        lexical = (lexical_scores[self._parts.lexical.rows(keys)]
+                   if len(lexical_scores) and len(keys) else None)
+        found = (find_evidence([papers[int(key)].abstract for key in keys],
+                               request.evidence_text, self._parts.lexical, request.vector,
+                               self._encode) if evidence else None)
+        return [
+            Hit(rank, float(score), papers[int(key)],
+                dense_score=float(dense[i]) if dense is not None else None,
+                lexical_score=float(lexical[i]) if lexical is not None else None,
+                evidence=found[i].sentence if found else None,
+                evidence_terms=found[i].terms if found else ())
+            for i, (rank, score, key) in enumerate(zip(range(1, len(keys) + 1), scores, keys))
+        ]
