@@ -20,7 +20,7 @@ from .errors import InputError
 from .papers import Paper
 from .readers import read_papers
 
-__all__ = ["DevSet", "Query", "default_dev_dir"]
+__all__ = ["DevSet", "Query", "default_dev_dir", "load_queries"]
 
 _PAPERS = "papers.jsonl.gz"
 _QUERIES = "queries.jsonl"
@@ -42,6 +42,26 @@ class Query:
     relevant: frozenset[str]
 
 
+def load_queries(path: Path) -> list[Query]:
+    """Labelled queries, one JSON object a line: {qid, task, query, relevant: [ids]}."""
+    if not path.is_file():
+        raise InputError("no such file", path=path)
+    queries = []
+    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            queries.append(Query(str(raw["qid"]), str(raw["task"]), str(raw["query"]),
+                                 frozenset(str(i) for i in raw["relevant"])))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(f"not a labelled query ({exc})", path=path,
+                             line=line_number) from None
+    if not queries:
+        raise InputError("holds no queries", path=path)
+    return queries
+
+
 class DevSet:
     """The papers, queries and (if present) stored embeddings of a labelled collection."""
 
@@ -58,21 +78,7 @@ class DevSet:
 
     @cached_property
     def queries(self) -> list[Query]:
-        path = self.folder / _QUERIES
-        if not path.is_file():
-            raise InputError("no such file", path=path)
-        queries = []
-        for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-                queries.append(Query(str(raw["qid"]), str(raw["task"]), str(raw["query"]),
-                                     frozenset(str(i) for i in raw["relevant"])))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise InputError(f"not a labelled query ({exc})", path=path,
-                                 line=line_number) from None
-        return queries
+        return load_queries(self.folder / _QUERIES)
 
     def stored_vectors(self) -> NDArray[np.float32] | None:
         """The stored title+abstract embeddings, renormalised float32, or None if absent."""

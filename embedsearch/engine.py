@@ -17,62 +17,33 @@ import numpy as np
 
 from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, resolve_model
-from .errors import IndexIncompatibleError, InputError, PaperNotFoundError, QueryError
+from .errors import IndexIncompatibleError, PaperNotFoundError, QueryError
 from .filters import Filters
-from .indexing import IndexOptions, Parts, add_papers, attach_map, build_index, remove_papers
+from .indexing import (
+    DEFAULT_LEXICAL_FIELDS,
+    IndexOptions,
+    Parts,
+    add_papers,
+    attach_map,
+    build_index,
+    remove_papers,
+)
 from .info import IndexInfo, describe
 from .layout import IndexDirectory, Manifest
 from .lexical import LexicalIndex
 from .papers import DEFAULT_FIELDS, Paper
 from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
 from .readers import read_papers
-from .readers.records import paper_from_record
+from .readers.records import papers_from_records
 from .results import Hit
-from .retrieval import Request, Retriever, check_mode
+from .retrieval import Request, Retriever, check_k, check_mode, check_query, unit
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, load_index
 
 __all__ = ["SearchEngine"]
 
-#: Longest query text accepted; a query is encoded to at most 256 tokens anyway.
-MAX_QUERY_CHARS = 10_000
-MAX_K = 10_000
 #: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
 NEGATIVE_WEIGHT = 0.5
-
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(vector / max(float(np.linalg.norm(vector)), 1e-12),
-                                dtype=np.float32)
-
-
-def _as_papers(papers: Iterable[Paper | Mapping[str, Any]]) -> list[Paper]:
-    """Papers as given, or built (and validated) from plain mappings."""
-    result: list[Paper] = []
-    for number, item in enumerate(papers, 1):
-        if isinstance(item, Paper):
-            result.append(item)
-        elif isinstance(item, Mapping):
-            result.append(paper_from_record(item, default_id=f"record:{number}",
-                                            path=Path("<records>"), record=number))
-        else:
-            raise InputError(f"expected a Paper or a mapping, got {type(item).__name__}",
-                             path="<records>", record=number)
-    return result
-
-
-def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise QueryError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
-
-
-def _check_query(query: str) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise QueryError("the query is empty; type what you are looking for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise QueryError(f"the query is {len(query)} characters long; the limit is "
-                         f"{MAX_QUERY_CHARS}")
-    return query.strip()
 
 
 class SearchEngine:
@@ -118,6 +89,7 @@ class SearchEngine:
         index_type: str = "auto",
         index_params: dict[str, Any] | None = None,
         fields: Sequence[str] = DEFAULT_FIELDS,
+        lexical_fields: Sequence[str] = DEFAULT_LEXICAL_FIELDS,
         exact_max: int = EXACT_MAX,
         memory_budget: int | None = None,
         overwrite: bool = False,
@@ -141,8 +113,9 @@ class SearchEngine:
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                           cache=cache)
         directory = IndexDirectory(out)
-        options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget)
-        build_index(directory, _as_papers(papers), encoder, options, vectors=vectors,
+        options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget,
+                               tuple(lexical_fields))
+        build_index(directory, papers_from_records(papers), encoder, options, vectors=vectors,
                     overwrite=overwrite, progress=progress)
         engine = cls(directory, verify=False, cache_dir=cache_dir)
         engine._encoder = encoder
@@ -262,8 +235,8 @@ class SearchEngine:
         """`search` for each query, their vectors encoded together in one batch."""
         if isinstance(queries, str):
             raise QueryError("search_many takes a list of queries; use search for one")
-        texts = [_check_query(query) for query in queries]
-        _check_k(k)
+        texts = [check_query(query) for query in queries]
+        check_k(k)
         check_mode(mode)
         if not texts:
             return []
@@ -276,7 +249,7 @@ class SearchEngine:
             results = []
             for text, vector in zip(texts, vectors):
                 if vector is not None and len(examples):
-                    vector = _unit(vector + self._parts.vectors.reconstruct(examples).mean(0))
+                    vector = unit(vector + self._parts.vectors.reconstruct(examples).mean(0))
                 request = Request(text, vector, examples, text)
                 results.append(retriever.hits(request, k, mode, allowed, diverse, evidence))
             return results
@@ -290,7 +263,7 @@ class SearchEngine:
         papers' vectors minus half the mean of the negative ones. The examples themselves
         are never returned.
         """
-        _check_k(k)
+        check_k(k)
         ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
         if not ids:
             raise QueryError("similar needs at least one paper id")
@@ -302,7 +275,7 @@ class SearchEngine:
                 vector = vector - NEGATIVE_WEIGHT * vectors.reconstruct(against).mean(0)
             examples = self._store.papers(int(key) for key in keys)
             text = " ".join(f"{p.title} {p.abstract}" for p in examples.values())
-            request = Request(None, _unit(vector), np.union1d(keys, against), text)
+            request = Request(None, unit(vector), np.union1d(keys, against), text)
             return self._retriever().hits(request, k, "dense", self._allowed(filters),
                                           diverse, evidence)
 
@@ -358,7 +331,7 @@ class SearchEngine:
 
         Papers already in the index (by id) are left as they are and not re-encoded.
         """
-        records = _as_papers(papers)
+        records = papers_from_records(papers)
         with self._lock:
             known = self._store.keys_of(paper.id for paper in records)
             new = [paper for paper in records if paper.id not in known]

@@ -7,7 +7,7 @@ from typing import Any
 
 from .papers import Paper
 
-__all__ = ["Hit"]
+__all__ = ["Hit", "hit_record"]
 
 
 @dataclass(frozen=True)
@@ -39,3 +39,10 @@ class Hit:
             data["evidence"] = self.evidence
             data["evidence_terms"] = list(self.evidence_terms)
         return data
+
+
+def hit_record(hit: Hit, **extra: Any) -> dict[str, Any]:
+    """One hit as JSON-ready data: the shape every JSON output of a hit has."""
+    data = hit.to_dict()
+    data["score"] = round(hit.score, 6)
+    return {**data, **extra}

@@ -20,13 +20,48 @@ from .indexing import Parts
 from .results import Hit
 from .store import PaperStore
 
-__all__ = ["MODES", "Request", "Retriever", "check_mode"]
+__all__ = [
+    "MAX_K",
+    "MAX_QUERY_CHARS",
+    "MODES",
+    "Request",
+    "Retriever",
+    "check_k",
+    "check_mode",
+    "check_query",
+    "unit",
+]
 
 MODES = ("hybrid", "dense", "lexical")
 #: Candidates `--diverse` re-ranks, per hit asked for.
 DIVERSE_POOL = 3
 
 Ranked = tuple[NDArray[np.float32], NDArray[np.int64]]
+
+
+#: Longest query text accepted; a query is encoded to at most 256 tokens anyway.
+MAX_QUERY_CHARS = 10_000
+MAX_K = 10_000
+def check_k(k: int) -> None:
+    """Refuse a k that is not an integer from 1 to MAX_K."""
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise QueryError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+
+
+def check_query(query: str) -> str:
+    """The query text, stripped; refuses an empty or overlong one."""
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("the query is empty; type what you are looking for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"the query is {len(query)} characters long; the limit is "
+                         f"{MAX_QUERY_CHARS}")
+    return query.strip()
+
+
+def unit(vector: np.ndarray) -> np.ndarray:
+    """`vector` scaled to length 1, as float32."""
+    return np.ascontiguousarray(vector / max(float(np.linalg.norm(vector)), 1e-12),
+                                dtype=np.float32)
 
 
 def check_mode(mode: str) -> str:

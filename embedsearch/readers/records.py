@@ -8,13 +8,14 @@ the public paper-list one (`author` and `keywords` as ';'-separated strings, `si
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..papers import Paper, derive_title
 
-__all__ = ["RECORD_FIELDS", "paper_from_record"]
+__all__ = ["RECORD_FIELDS", "paper_from_record", "papers_from_records"]
 
 #: The fields a record may carry; anything else in a record is ignored.
 RECORD_FIELDS = (
@@ -130,3 +131,18 @@ def paper_from_record(
         tldr=text["tldr"],
         primary_area=text["primary_area"],
     )
+
+
+def papers_from_records(papers: Iterable[Paper | Mapping[str, Any]]) -> list[Paper]:
+    """Papers as given, or built (and validated) from plain mappings."""
+    result: list[Paper] = []
+    for number, item in enumerate(papers, 1):
+        if isinstance(item, Paper):
+            result.append(item)
+        elif isinstance(item, Mapping):
+            result.append(paper_from_record(item, default_id=f"record:{number}",
+                                            path=Path("<records>"), record=number))
+        else:
+            raise InputError(f"expected a Paper or a mapping, got {type(item).__name__}",
+                             path="<records>", record=number)
+    return result

@@ -26,7 +26,7 @@ from .._version import __version__
 from ..engine import SearchEngine
 from ..errors import InputError, PaperNotFoundError, QueryError
 from ..filters import Filters
-from ..output import hit_record
+from ..results import hit_record
 from .batching import SearchBatcher
 from .maps import MapService
 from .schemas import (

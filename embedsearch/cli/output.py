@@ -15,13 +15,15 @@ import textwrap
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .info import IndexInfo
-    from .papers import Paper
-    from .projection import CorpusMap
-    from .results import Hit
+from ..results import hit_record
 
-__all__ = ["corpus_map", "hit_record", "hits", "info", "paper", "snippet"]
+if TYPE_CHECKING:
+    from ..info import IndexInfo
+    from ..papers import Paper
+    from ..projection import CorpusMap
+    from ..results import Hit
+
+__all__ = ["corpus_map", "hits", "info", "paper", "snippet"]
 
 _SNIPPET_CHARS = 220
 
@@ -56,13 +58,6 @@ def _where(paper: Paper) -> str:
 
 def _json_line(data: dict[str, Any], out: IO[str]) -> None:
     out.write(json.dumps(data, ensure_ascii=False) + "\n")
-
-
-def hit_record(hit: Hit, **extra: Any) -> dict[str, Any]:
-    """One hit as JSON-ready data: the shape every JSON output of a hit has."""
-    data = hit.to_dict()
-    data["score"] = round(hit.score, 6)
-    return {**data, **extra}
 
 
 def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,

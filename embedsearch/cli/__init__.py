@@ -1,0 +1,70 @@
+"""The `embedsearch` command: arguments in, engine calls, results out.
+
+Every error the engine raises on purpose becomes one line on stderr and exit status 1
+(2 for bad arguments); `--debug` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from ..errors import EmbedSearchError
+from .parser import build_parser
+
+__all__ = ["main"]
+
+
+def _log_to_stderr(*, quiet: bool) -> None:
+    """The engine reports slow one-off steps (model export, backend choice) by logging."""
+    logger = logging.getLogger("embedsearch")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False  # libraries that configure the root logger would echo it
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
+def _delegate(command: str, argv: list[str]) -> int:
+    """Run `bench` or `eval`, with the same one-line errors as every other command."""
+    if command == "bench":
+        from ..benchmark import main as run
+    else:
+        from ..evaluation import main as run
+    _log_to_stderr(quiet=False)
+    try:
+        return run(argv)
+    except (EmbedSearchError, OSError) as exc:
+        if "--debug" in argv:
+            raise
+        print(f"embedsearch: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["bench"], ["eval"]):  # each has its own parser (and scripts/ entry)
+        return _delegate(argv[0], argv[1:])
+    args = build_parser().parse_args(argv)
+    _log_to_stderr(quiet=args.quiet)
+    try:
+        args.run(args)
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except KeyboardInterrupt:
+        print("embedsearch: interrupted; no index was changed", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        if isinstance(exc, (EmbedSearchError, OSError)):
+            print(f"embedsearch: error: {exc}", file=sys.stderr)
+        else:
+            print(f"embedsearch: unexpected error: {type(exc).__name__}: {exc} (rerun with "
+                  "--debug to see where)", file=sys.stderr)
+        return 1
+    return 0

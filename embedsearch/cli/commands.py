@@ -1,0 +1,176 @@
+"""What each `embedsearch` command does: read its arguments, call the engine, print."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..bundled import DEFAULT_INDEX
+from ..errors import DependencyError, EmbedSearchError, InputError
+from ..filters import Filters
+from . import output
+
+__all__ = ["add", "build", "cache", "info", "map", "remove", "search", "serve", "show",
+           "similar"]
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _say(args: argparse.Namespace, message: str) -> None:
+    if not args.quiet:
+        print(message, file=sys.stderr)
+
+
+def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
+    from ..engine import SearchEngine
+
+    options = {"backend": getattr(args, "backend", None), "cache_dir": args.cache_dir,
+               "cache": not getattr(args, "no_cache", False)}
+    if args.index is None:
+        if not (DEFAULT_INDEX / "manifest.json").exists():
+            _say(args, f"Building the default index of the bundled ICLR 2025 sample in "
+                       f"{DEFAULT_INDEX} (first use only)...")
+        return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args),
+                                         cache_dir=args.cache_dir)
+    return SearchEngine.open(args.index, model=model, **options)
+
+
+def _filters(args: argparse.Namespace) -> Filters:
+    return Filters.parse(year=args.year, venues=args.venue or (), keywords=args.keyword or ())
+
+
+def _read_queries(source: str) -> list[tuple[int, str]]:
+    """(0-based line number, query) for each non-blank line of `source` ('-': stdin)."""
+    if source == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise InputError("no such file" if not path.exists() else "is not a file",
+                             path=path)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 ({exc.reason})", path=path) from None
+    queries = [(number, line.strip()) for number, line in enumerate(lines) if line.strip()]
+    if not queries:
+        raise InputError("holds no queries (one per line)", path=source)
+    return queries
+
+
+# -- commands ---------------------------------------------------------------------------
+def build(args: argparse.Namespace) -> None:
+    from ..engine import SearchEngine
+
+    fields = [name.strip() for name in args.fields.split(",") if name.strip()]
+    lexical = [name.strip() for name in args.lexical_fields.split(",") if name.strip()]
+    engine = SearchEngine.build_from_files(
+        args.out, args.inputs, format=args.format, model=args.model,
+        index_type=args.index_type, index_params=args.index_param, fields=fields,
+        lexical_fields=lexical,
+        exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
+        memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
+        backend=args.backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
+        cache=not args.no_cache,
+    )
+    info = engine.info()
+    _say(args, f"Indexed {info.count} papers into {info.path} ({info.index_type}, "
+               f"{info.model}, backend {info.encoder_backend}).")
+
+
+def search(args: argparse.Namespace) -> None:
+    if (args.query is None) == (args.queries is None):
+        raise InputError("give either a QUERY or --queries FILE")
+    engine = _open(args, model=args.model)
+    options = {"filters": _filters(args), "mode": args.mode, "diverse": args.diverse,
+               "positives": args.positive or (), "evidence": not args.no_evidence}
+    if args.queries is None:
+        hits = engine.search(args.query, args.k, **options)
+        output.hits(hits, json_lines=args.json)
+        return
+    numbered = _read_queries(args.queries)
+    results = engine.search_many([query for _, query in numbered], args.k, **options)
+    for (number, query), hits in zip(numbered, results):
+        output.hits(hits, json_lines=args.json, query=query, query_index=number)
+
+
+def similar(args: argparse.Namespace) -> None:
+    engine = _open(args)
+    hits = engine.similar(args.paper_ids, args.k, negatives=args.negative or (),
+                          filters=_filters(args), diverse=args.diverse,
+                          evidence=not args.no_evidence)
+    output.hits(hits, json_lines=args.json, query_id=",".join(args.paper_ids))
+
+
+def show(args: argparse.Namespace) -> None:
+    output.paper(_open(args).get(args.paper_id), json_lines=args.json)
+
+
+def info(args: argparse.Namespace) -> None:
+    from ..info import index_info
+
+    if args.index is None and not (DEFAULT_INDEX / "manifest.json").exists():
+        _open(args)
+    output.info(index_info(args.index or DEFAULT_INDEX), json_lines=args.json)
+
+
+def add(args: argparse.Namespace) -> None:
+    engine = _open(args)
+    before = len(engine)
+    added = engine.add_files(args.inputs, format=args.format, progress=_progress(args))
+    _say(args, f"Added {added} papers ({before} before, {len(engine)} now); "
+               "papers already in the index were left as they are.")
+
+
+def cache(args: argparse.Namespace) -> None:
+    from ..encoding import EmbeddingCache, default_cache_dir
+
+    root = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    cache = EmbeddingCache(root)
+    if args.action == "clear":
+        _say(args, f"Removed {cache.clear()} cached vectors from {cache.path}.")
+    elif args.action == "prune":
+        removed = cache.prune(int(args.max_mb * 1e6))
+        _say(args, f"Removed {removed} least recently used vectors from {cache.path}.")
+    stats = cache.stats()
+    print(f"{stats.vectors} vectors, {stats.bytes / 1e6:.1f} MB in {stats.path}")
+
+
+def remove(args: argparse.Namespace) -> None:
+    engine = _open(args)
+    removed = engine.remove(args.paper_ids)
+    _say(args, f"Removed {removed} papers; {len(engine)} remain.")
+
+
+def map(args: argparse.Namespace) -> None:
+    engine = _open(args)
+    corpus_map = engine.corpus_map()
+    if corpus_map is None:
+        _say(args, f"Computing the map of {len(engine)} papers (UMAP takes a few minutes "
+                   "for tens of thousands)...")
+        corpus_map = engine.compute_map()
+    if corpus_map is None:
+        raise EmbedSearchError("the index changed while its map was computed; run this again")
+    output.corpus_map(corpus_map, json_lines=args.json)
+
+
+def serve(args: argparse.Namespace) -> None:
+    try:
+        from ..server import serve
+    except ImportError as exc:
+        raise DependencyError(f"embedsearch serve needs the server extra ({exc.name} is "
+                              "missing): pip install 'embedsearch[server]'") from None
+
+    engine = _open(args)
+    _say(args, f"Serving {engine.path} ({len(engine)} papers) on http://{args.host}:"
+               f"{args.port}/ ({'read-write' if args.allow_writes else 'read-only'}); "
+               "Ctrl+C stops.")
+    serve(engine, host=args.host, port=args.port, allow_writes=args.allow_writes,
+          compute_map=not args.no_map, log_level="warning" if args.quiet else "info")
+
+
+# -- the parser --------------------------------------------------------------------------

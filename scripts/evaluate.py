@@ -1,0 +1,11 @@
+#!/usr/bin/env python3
+"""Ranking quality on labelled queries (same as `embedsearch eval`); see --help."""
+
+from __future__ import annotations
+
+import sys
+
+from embedsearch.evaluation import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
