@@ -11,41 +11,34 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ModelError
+from ..registry import ClassRegistry
 from .models import ModelSpec
 
 __all__ = ["Backend", "backend_class", "backend_names", "register_backend"]
 
-_B = TypeVar("_B", bound="type[Backend]")
-_BACKENDS: dict[str, type[Backend]] = {}
+_REGISTRY: ClassRegistry[Backend] = ClassRegistry("encoder backend", "name")
 
 
-def register_backend(name: str) -> Callable[[_B], _B]:
+def register_backend(name: str) -> Callable[[type[Backend]], type[Backend]]:
     """Class decorator: make the class selectable as `--backend name`."""
-
-    def decorate(cls: _B) -> _B:
-        cls.name = name
-        _BACKENDS[name] = cls
-        return cls
-
-    return decorate
+    return _REGISTRY.register(name)
 
 
 def backend_names() -> tuple[str, ...]:
-    return tuple(_BACKENDS)
+    return _REGISTRY.names()
 
 
 def backend_class(name: str) -> type[Backend]:
     try:
-        return _BACKENDS[name]
-    except KeyError:
-        known = ", ".join([*_BACKENDS, "auto"])
-        raise ModelError(f"unknown encoder backend '{name}' (known: {known})") from None
+        return _REGISTRY.get(name)
+    except LookupError as exc:
+        raise ModelError(f"{exc}; or auto") from None
 
 
 class Backend(ABC):

@@ -12,38 +12,29 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..registry import ClassRegistry
 from .exact import exact_search
 from .tuning import exact_subset_limit
 
 __all__ = ["Hits", "VectorIndex", "backend_class", "register_backend"]
 
 Hits = tuple[NDArray[np.float32], NDArray[np.int64]]
-_Index = TypeVar("_Index", bound="type[VectorIndex]")
-_BACKENDS: dict[str, type[VectorIndex]] = {}
+_REGISTRY: ClassRegistry[VectorIndex] = ClassRegistry("vector backend", "backend")
 
 
-def register_backend(name: str) -> Callable[[_Index], _Index]:
+def register_backend(name: str) -> Callable[[type[VectorIndex]], type[VectorIndex]]:
     """Class decorator: make the class loadable under backend `name`."""
-
-    def decorate(cls: _Index) -> _Index:
-        cls.backend = name
-        _BACKENDS[name] = cls
-        return cls
-
-    return decorate
+    return _REGISTRY.register(name)
 
 
 def backend_class(name: str) -> type[VectorIndex]:
-    """The class registered as `name`; KeyError names the known ones."""
-    try:
-        return _BACKENDS[name]
-    except KeyError:
-        raise KeyError(f"unknown vector backend '{name}' (known: {sorted(_BACKENDS)})") from None
+    """The class registered as `name`; LookupError names the known ones."""
+    return _REGISTRY.get(name)
 
 
 class VectorIndex(ABC):
