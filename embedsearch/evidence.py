@@ -2,9 +2,11 @@
 
 Computed for the returned hits only. A sentence's score is the summed BM25 idf of the
 distinct query words it contains (stemmed like the lexical index); the words that
-matched are returned for highlighting. A hit that shares no word with the query (a
-purely semantic match) gets the sentence closest to the query vector instead, with
-the sentences of all such hits encoded in one batch.
+matched are returned for highlighting. The best three hits that share no word with the
+query (purely semantic matches) get the sentence closest to the query vector instead,
+their sentences encoded in one batch; further such hits get their first sentence.
+Encoding sentences is the one costly step: measured here, 80 sentences (ten word-less
+hits) took 30 ms, 24 (three hits) 10 ms.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from numpy.typing import NDArray
 from .lexical import LexicalIndex
 from .papers import split_sentences
 
-__all__ = ["Evidence", "find_evidence"]
+__all__ = ["SEMANTIC_HITS", "Evidence", "find_evidence"]
+
+SEMANTIC_HITS = 3
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ def find_evidence(abstracts: Sequence[str], query_text: str, lexical: LexicalInd
     found: list[Evidence | None] = []
     for abstract in abstracts:
         found.append(_lexical(split_sentences(abstract), query, lexical, idf))
-    missing = [i for i, item in enumerate(found) if item is None]
+    missing = [i for i, item in enumerate(found) if item is None][:SEMANTIC_HITS]
     if missing and query_vector is not None:
         sentences = [split_sentences(abstracts[i]) or [abstracts[i]] for i in missing]
         flat = [sentence for group in sentences for sentence in group]

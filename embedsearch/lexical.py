@@ -109,27 +109,41 @@ class _Postings:
         indptr = np.append(term_starts, len(hashes)).astype(np.int64)
         return cls(hashes[term_starts], indptr, rows.astype(np.int32), tf, lengths)
 
-    def _triples(self) -> tuple[NDArray[np.uint64], NDArray[np.int64], NDArray[np.float32]]:
-        counts = np.diff(self.indptr)
-        return np.repeat(self.terms, counts), self.rows.astype(np.int64), self.tf
-
     def extend(self, docs: Sequence[NDArray[np.uint64]]) -> _Postings:
-        """These postings plus `docs` as new rows after the existing ones."""
-        added = _Postings.build(docs)
-        hashes, rows, tf = self._triples()
-        new_hashes, new_rows, new_tf = added._triples()
-        return _Postings._from_pairs(np.concatenate([hashes, new_hashes]),
-                                     np.concatenate([rows, new_rows + len(self.lengths)]),
-                                     np.concatenate([tf, new_tf]),
-                                     np.concatenate([self.lengths, added.lengths]))
+        """These postings plus `docs` as new rows after the existing ones.
+
+        New rows sort after every old one, so each term's merged postings are its old
+        block followed by its new block: a merge in linear time, no re-sort.
+        """
+        new = _Postings.build(docs)
+        terms = np.union1d(self.terms, new.terms)
+        old_at, new_at = np.searchsorted(terms, self.terms), np.searchsorted(terms, new.terms)
+        old_counts, new_counts = np.diff(self.indptr), np.diff(new.indptr)
+        before = np.zeros(len(terms), np.int64)
+        before[old_at] = old_counts
+        counts = before.copy()
+        counts[new_at] += new_counts
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        old_to = np.arange(len(self.rows)) + np.repeat(indptr[old_at] - self.indptr[:-1],
+                                                       old_counts)
+        new_to = np.arange(len(new.rows)) + np.repeat(
+            indptr[new_at] + before[new_at] - new.indptr[:-1], new_counts)
+        rows = np.empty(indptr[-1], np.int32)
+        tf = np.empty(indptr[-1], np.float32)
+        rows[old_to], tf[old_to] = self.rows, self.tf
+        rows[new_to], tf[new_to] = new.rows + len(self.lengths), new.tf
+        return _Postings(terms, indptr, rows, tf, np.concatenate([self.lengths, new.lengths]))
 
     def keep(self, mask: NDArray[np.bool_]) -> _Postings:
         """These postings with only the rows where `mask` holds, renumbered in order."""
-        hashes, rows, tf = self._triples()
-        renumber = np.cumsum(mask) - 1
-        kept = mask[rows]
-        return _Postings._from_pairs(hashes[kept], renumber[rows[kept]], tf[kept],
-                                     self.lengths[mask])
+        renumber = (np.cumsum(mask) - 1).astype(np.int32)
+        kept = mask[self.rows]
+        term_of = np.repeat(np.arange(len(self.terms)), np.diff(self.indptr))[kept]
+        counts = np.bincount(term_of, minlength=len(self.terms))
+        live = counts > 0
+        indptr = np.concatenate([[0], np.cumsum(counts[live])]).astype(np.int64)
+        return _Postings(self.terms[live], indptr, renumber[self.rows[kept]], self.tf[kept],
+                         self.lengths[mask])
 
     def idf(self, terms: NDArray[np.uint64]) -> NDArray[np.float64]:
         """Lucene's BM25 idf of each term; unknown terms get that of a term seen nowhere."""

@@ -164,3 +164,24 @@ def test_modes_on_real_papers(tmp_path: Path) -> None:
         for hits in found:
             for hit in hits:
                 assert hit.evidence and hit.evidence in _collapsed(hit.paper.abstract)
+
+
+def test_lexical_updates_equal_a_rebuild() -> None:
+    # add merges postings and remove filters them, without re-sorting: same scores as a
+    # fresh build of the same papers.
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(3000)]
+    texts = [" ".join(rng.choice(words, int(rng.integers(5, 60)))) for _ in range(3000)]
+    keys = np.arange(1, 3001)
+    grown = LexicalIndex.build(keys[:1000], texts[:1000])
+    grown.add(keys[1000:2000], texts[1000:2000])
+    grown.add(keys[2000:], texts[2000:])
+    whole = LexicalIndex.build(keys, texts)
+    gone = set(keys[::7].tolist())
+    for query in ("w1 w2 w3", "w500 w77", "w9 w10"):
+        assert np.allclose(grown.scores(query), whole.scores(query))
+    grown.remove(keys[::7])
+    rest = [(k, t) for k, t in zip(keys, texts) if k not in gone]
+    rebuilt = LexicalIndex.build(np.array([k for k, _ in rest]), [t for _, t in rest])
+    for query in ("w1 w2 w3", "w500 w77", "w9 w10"):
+        assert np.allclose(grown.scores(query), rebuilt.scores(query))

@@ -38,7 +38,7 @@ class Settings:
     """Sizes of each section; `--quick` uses the small ones."""
 
     papers: int = 2000
-    update_papers: int = 5000
+    update_papers: int = 20_000
     latency_papers: int = 0  # 0: the whole dev corpus
     queries: int = 500
     scale: int = 1_000_000
@@ -61,7 +61,7 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
                    help="comma-separated subset of: " + ", ".join(SECTIONS))
     p.add_argument("--papers", type=int, help="papers encoded per backend (full: 2000)")
     p.add_argument("--update-papers", type=int, help="index size for the update section "
-                                                     "(full: 5000)")
+                                                     "(full: 20000)")
     p.add_argument("--latency-papers", type=int,
                    help="papers in the latency index (full: all 79,509)")
     p.add_argument("--queries", type=int, help="queries timed (full: 500)")

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError
 from .base import Hits, VectorIndex, register_backend
-from .faisslib import faiss, id_selector
+from .faisslib import faiss, id_selector, training_sample
 from .tuning import hnsw_params, ivf_params, search_threads
 
 __all__ = ["FaissIndex", "factory_for"]
@@ -95,7 +95,7 @@ class FaissIndex(VectorIndex):
         keys = np.ascontiguousarray(keys, dtype=np.int64)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if not self._index.is_trained:
-            self._index.train(vectors)
+            self._index.train(training_sample(vectors))
         faiss.omp_set_num_threads(os.cpu_count() or 1)
         self._index.add_with_ids(vectors, keys)
         self._keys = np.union1d(self._keys, keys)

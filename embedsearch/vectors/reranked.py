@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError
 from .base import Hits, VectorIndex, register_backend
-from .faisslib import faiss, id_selector
+from .faisslib import faiss, id_selector, training_sample
 from .tuning import ivfpq_params, search_threads
 
 __all__ = ["RerankedIndex"]
@@ -26,8 +26,6 @@ __all__ = ["RerankedIndex"]
 _CODES_FILE = "codes.faiss"
 _VECTORS_FILE = "vectors.npy"
 _KEYS_FILE = "keys.npy"
-#: Vectors k-means and PQ training see; more adds little quality and costs minutes.
-_TRAIN_SAMPLE = 150_000
 #: 256 centroids per sub-quantiser, 39 training points each: FAISS's own minimum.
 _MIN_TRAIN = 256 * 39
 
@@ -73,11 +71,7 @@ class RerankedIndex(VectorIndex):
             raise ValueError("keys must grow: a new key is larger than every stored one")
         faiss.omp_set_num_threads(os.cpu_count() or 1)
         if not self._index.is_trained:
-            sample = vectors
-            if len(vectors) > _TRAIN_SAMPLE:
-                rows = np.random.default_rng(0).choice(len(vectors), _TRAIN_SAMPLE, replace=False)
-                sample = vectors[np.sort(rows)]
-            self._index.train(sample)
+            self._index.train(training_sample(vectors))
         self._index.add_with_ids(vectors, keys)
         self._vectors = np.concatenate([self._vectors, vectors])
         self._keys = np.concatenate([self._keys, keys])
