@@ -246,10 +246,11 @@ class SearchEngine:
             vectors = (self._get_encoder().encode_queries(texts) if mode != "lexical"
                        else [None] * len(texts))
             retriever = self._retriever()
+            pull = self._parts.vectors.reconstruct(examples).mean(0) if len(examples) else None
             results = []
             for text, vector in zip(texts, vectors):
-                if vector is not None and len(examples):
-                    vector = unit(vector + self._parts.vectors.reconstruct(examples).mean(0))
+                if vector is not None and pull is not None:
+                    vector = unit(vector + pull)
                 request = Request(text, vector, examples, text)
                 results.append(retriever.hits(request, k, mode, allowed, diverse, evidence))
             return results
