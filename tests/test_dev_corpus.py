@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from embedsearch import Filters, SearchEngine
+from embedsearch.encoding.calibrate import MIN_MEAN_COSINE
 from embedsearch.vectors import exact_search
 
 from .conftest import dev_records, dev_vectors, needs_dev_data
@@ -51,7 +52,10 @@ def test_vectors_match_the_reference_embeddings(dev_index: Path) -> None:
     keys = engine._parts.vectors.keys()  # keys follow insertion order: key i+1 is record i
     ours = engine._parts.vectors.reconstruct(keys[:500])
     reference = dev_vectors(500)
-    assert float(np.mean(np.sum(ours * reference, axis=1))) >= 0.999
+    # `auto` may pick an int8 backend where it is clearly the fastest; its contract is then
+    # the agreement `auto` demands, not float precision.
+    floor = MIN_MEAN_COSINE if engine.info().encoder_backend.endswith("int8") else 0.999
+    assert float(np.mean(np.sum(ours * reference, axis=1))) >= floor
 
 
 def test_filters_and_similar_at_scale(dev_index: Path, tmp_path: Path) -> None:

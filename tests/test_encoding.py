@@ -15,6 +15,7 @@ import pytest
 
 from embedsearch import IndexIncompatibleError, SearchEngine, read_papers
 from embedsearch.encoding import EmbeddingCache, Encoder, default_cache_dir, resolve_model
+from embedsearch.encoding.calibrate import pick_backend
 from embedsearch.encoding.exported import ExportedBackend
 from embedsearch.encoding.torch_backend import TorchBackend
 from embedsearch.papers import embedding_text
@@ -73,8 +74,20 @@ def test_auto_picks_an_agreeing_backend_and_records_why() -> None:
     chosen = verdict["measured"][encoder.backend]
     assert verdict["choice"] == encoder.backend != "auto"
     assert chosen["agrees"] and chosen["mean_cosine"] >= 0.99
-    fastest = max(r["per_second"] for r in verdict["measured"].values() if r.get("agrees"))
-    assert chosen["per_second"] == fastest
+    assert pick_backend(verdict["measured"]) == encoder.backend
+
+
+def test_auto_prefers_fidelity_only_between_equally_fast_backends() -> None:
+    def measured(**speeds: tuple[float, float, bool]) -> dict[str, dict[str, object]]:
+        return {name: {"per_second": speed, "mean_cosine": cosine, "agrees": agrees}
+                for name, (speed, cosine, agrees) in speeds.items()}
+
+    tie = measured(torch=(20.0, 1.0, True), fast=(50.0, 0.994, True), exact=(47.0, 0.9999, True))
+    assert pick_backend(tie) == "exact"
+    clear = measured(torch=(20.0, 1.0, True), fast=(60.0, 0.994, True), exact=(47.0, 0.9999, True))
+    assert pick_backend(clear) == "fast"
+    wrong = measured(torch=(20.0, 1.0, True), fast=(90.0, 0.95, False))
+    assert pick_backend(wrong) == "torch"
 
 
 def test_index_records_the_concrete_backend_and_refuses_another(seed_index: Path) -> None:

@@ -1,8 +1,10 @@
 """`--backend auto`: the fastest backend whose vectors agree with the torch reference.
 
-Each candidate encodes the bundled sample abstracts; one that agrees with torch float32
-(mean cosine >= 0.99, none below 0.97) and is fastest wins. The verdict is kept in the
-cache folder per model, machine and library versions, so it is measured once.
+Each candidate encodes the bundled sample abstracts, in turns with the others, three
+times; one that agrees with torch float32 (mean cosine >= 0.99, none below 0.97) and is
+fastest in its best round wins; of backends within 10% of each other's speed, the one
+closer to torch. The verdict is kept in the cache folder per model, machine and library
+versions, so it is measured once.
 """
 
 from __future__ import annotations
@@ -24,10 +26,14 @@ from ..bundled import corpus_files
 from .base import Backend, backend_class, backend_names
 from .models import ModelSpec
 
-__all__ = ["MIN_COSINE", "MIN_MEAN_COSINE", "choose_backend"]
+__all__ = ["MIN_COSINE", "MIN_MEAN_COSINE", "choose_backend", "pick_backend"]
 
 MIN_MEAN_COSINE = 0.99
 MIN_COSINE = 0.97
+#: Timed rounds per backend; the fastest counts (see `_measure`).
+ROUNDS = 3
+#: Backends at least this share of the fastest one's speed count as equally fast.
+SPEED_TIE = 0.9
 _FILE = "backends.json"
 _log = logging.getLogger("embedsearch")
 
@@ -57,37 +63,71 @@ def _machine() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _timed(backend: Backend, texts: Sequence[str]) -> tuple[np.ndarray, float]:
-    backend.encode_batch(texts[:4])  # loads, compiles and warms up
+def _encode(backend: Backend, texts: Sequence[str]) -> tuple[np.ndarray, float]:
+    """The vectors of `texts` and the seconds they took, in batches of 16."""
     start = time.perf_counter()
     vectors = np.concatenate([backend.encode_batch(texts[i : i + 16])
                               for i in range(0, len(texts), 16)])
-    return vectors, len(texts) / (time.perf_counter() - start)
+    return vectors, time.perf_counter() - start
+
+
+def _load(spec: ModelSpec, cache_root: Path, threads: int,
+          texts: Sequence[str]) -> tuple[dict[str, Backend], dict[str, Any]]:
+    """Every backend that loads (warmed up: compiled, first batch run), and why others failed."""
+    loaded: dict[str, Backend] = {}
+    failed: dict[str, Any] = {}
+    for name in backend_names():
+        try:
+            backend = backend_class(name)(spec, cache_root=cache_root, threads=threads)
+            backend.encode_batch(texts[:4])
+        except Exception as exc:  # a missing runtime or a failed export rules it out
+            if name == "torch":
+                raise  # the reference itself must work
+            failed[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            continue
+        loaded[name] = backend
+    return loaded, failed
 
 
 def _measure(spec: ModelSpec, cache_root: Path, threads: int) -> dict[str, Any]:
+    """Speed and agreement with torch of each backend.
+
+    The backends take turns for ROUNDS rounds and each keeps its fastest round: measured
+    once each, one after the other, a burst of other work on the machine during one
+    backend's turn made `auto` pick int8 ONNX (cosine 0.995) over OpenVINO bf16 (0.99998),
+    which is faster here when the machine is quiet.
+    """
     texts = _probe_texts()
-    reference, torch_speed = _timed(backend_class("torch")(spec, cache_root=cache_root,
-                                                           threads=threads), texts)
-    results: dict[str, Any] = {"torch": {"per_second": round(torch_speed, 1), "mean_cosine": 1.0,
-                                         "min_cosine": 1.0, "agrees": True}}
-    for name in backend_names():
-        if name == "torch":
-            continue
-        try:
-            vectors, speed = _timed(backend_class(name)(spec, cache_root=cache_root,
-                                                        threads=threads), texts)
-        except Exception as exc:  # a missing runtime or a failed export rules it out
-            results[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-            continue
-        cosines = np.sum(vectors * reference, axis=1)
+    loaded, results = _load(spec, cache_root, threads, texts)
+    vectors: dict[str, np.ndarray] = {}
+    best = dict.fromkeys(loaded, float("inf"))
+    for _ in range(ROUNDS):
+        for name, backend in loaded.items():
+            vectors[name], seconds = _encode(backend, texts)
+            best[name] = min(best[name], seconds)
+    for name in loaded:
+        cosines = np.sum(vectors[name] * vectors["torch"], axis=1)
         results[name] = {
-            "per_second": round(speed, 1),
+            "per_second": round(len(texts) / best[name], 1),
             "mean_cosine": round(float(cosines.mean()), 5),
             "min_cosine": round(float(cosines.min()), 5),
             "agrees": bool(cosines.mean() >= MIN_MEAN_COSINE and cosines.min() >= MIN_COSINE),
         }
     return results
+
+
+def pick_backend(results: dict[str, Any]) -> str:
+    """The most faithful agreeing backend among those within SPEED_TIE of the fastest.
+
+    Speeds within 10% are a tie on a shared machine (int8 ONNX measured 47.6 texts/s
+    against 50.3 for OpenVINO bf16 here, and swapped places between runs), and a tie
+    should not cost fidelity: cosine 0.994 against 0.99998 to torch.
+    """
+    agreeing = {name: r for name, r in results.items() if r.get("agrees")}
+    fastest = max(r["per_second"] for r in agreeing.values())
+    close = [name for name, r in agreeing.items() if r["per_second"] >= SPEED_TIE * fastest]
+    return max(close, key=lambda name: (agreeing[name]["mean_cosine"],
+                                        agreeing[name]["per_second"]))
 
 
 def choose_backend(spec: ModelSpec, cache_root: Path, threads: int) -> str:
@@ -98,8 +138,7 @@ def choose_backend(spec: ModelSpec, cache_root: Path, threads: int) -> str:
     if key not in verdicts:
         _log.info("Measuring which encoder backend is fastest on this machine (once)...")
         results = _measure(spec, cache_root, threads)
-        agreeing = {name: r["per_second"] for name, r in results.items() if r.get("agrees")}
-        verdicts[key] = {"choice": max(agreeing, key=agreeing.__getitem__), "model": spec.name,
+        verdicts[key] = {"choice": pick_backend(results), "model": spec.name,
                          "measured": results}
         cache_root.mkdir(parents=True, exist_ok=True)
         temp = path.with_suffix(f".{os.getpid()}.tmp")
