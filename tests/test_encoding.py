@@ -22,9 +22,10 @@ from embedsearch.papers import embedding_text
 
 from .conftest import REPO, dev_records, dev_vectors, needs_dev_data
 
-EXPORTED = ["onnx", "onnx-int8", "openvino", "openvino-bf16"]
+EXPORTED = ["onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8"]
 # Agreement each backend must keep with torch float32, as cosine of the same text's vectors.
-MEAN_COSINE = {"onnx": 0.9999, "openvino": 0.9999, "openvino-bf16": 0.999, "onnx-int8": 0.99}
+MEAN_COSINE = {"onnx": 0.9999, "openvino": 0.9999, "openvino-bf16": 0.999, "onnx-int8": 0.99,
+               "openvino-int8": 0.99}
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +59,13 @@ def test_backends_agree_with_the_reference_embeddings(backend: str) -> None:
     cosines = np.sum(vectors * dev_vectors(96), axis=1)
     assert cosines.mean() >= min(MEAN_COSINE.get(backend, 0.9999), 0.999) - 0.0005
     assert cosines.min() >= 0.97
+
+
+def test_the_command_line_offers_every_registered_backend() -> None:
+    from embedsearch.cli.parser import _BACKENDS
+    from embedsearch.encoding import backend_names
+
+    assert set(_BACKENDS) == {*backend_names(), "auto"}
 
 
 def test_queries_and_batches_give_the_same_vectors(seed_texts: list[str]) -> None:

@@ -1,9 +1,10 @@
 """Encoding: texts into unit vectors with a sentence-transformers model.
 
-`Encoder` picks a backend (torch, onnx, onnx-int8, openvino, openvino-bf16, or auto),
-keeps an on-disk embedding cache, and resolves models (`resolve_model`) to a directory
-and a fingerprint before anything heavy is imported. Backends register themselves in
-`base`; each lives in its own module and imports its runtime only when first used.
+`Encoder` picks a backend (torch, onnx, onnx-int8, openvino, openvino-bf16,
+openvino-int8, or auto), keeps an on-disk embedding cache, and resolves models
+(`resolve_model`) to a directory and a fingerprint before anything heavy is imported.
+Backends register themselves in `base`; each lives in its own module and imports its
+runtime only when first used.
 """
 
 from __future__ import annotations

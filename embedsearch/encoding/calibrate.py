@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..bundled import corpus_files
+from ..bundled import sample_abstracts
 from .base import Backend, backend_class, backend_names
 from .models import ModelSpec
 
@@ -38,28 +38,20 @@ _FILE = "backends.json"
 _log = logging.getLogger("embedsearch")
 
 
-def _probe_texts() -> list[str]:
-    """The bundled sample's abstracts (each file: a header line, then paragraphs)."""
-    texts: list[str] = []
-    for path in corpus_files():
-        paragraphs = path.read_text(encoding="utf-8").split("\n\n")[1:]
-        texts.extend(" ".join(p.split()) for p in paragraphs if p.strip())
-    return texts
-
-
 def _machine() -> str:
-    """What decides the verdict besides the model: CPU, cores and library versions."""
+    """What decides the verdict besides the model: CPU, cores, libraries, backends offered."""
     flags = ""
     if os.path.exists("/proc/cpuinfo"):
         with open("/proc/cpuinfo") as info:
             flags = next((line for line in info if line.startswith("flags")), "")
     versions = []
-    for package in ("torch", "onnxruntime", "openvino"):
+    for package in ("torch", "onnxruntime", "openvino", "nncf"):
         try:
             versions.append(f"{package}={metadata.version(package)}")
         except metadata.PackageNotFoundError:
             versions.append(f"{package}=none")
-    text = f"{platform.machine()}|{os.cpu_count()}|{flags}|{'|'.join(versions)}"
+    text = (f"{platform.machine()}|{os.cpu_count()}|{flags}|{'|'.join(versions)}|"
+            f"{','.join(backend_names())}")
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -97,7 +89,7 @@ def _measure(spec: ModelSpec, cache_root: Path, threads: int) -> dict[str, Any]:
     backend's turn made `auto` pick int8 ONNX (cosine 0.995) over OpenVINO bf16 (0.99998),
     which is faster here when the machine is quiet.
     """
-    texts = _probe_texts()
+    texts = sample_abstracts()
     loaded, results = _load(spec, cache_root, threads, texts)
     vectors: dict[str, np.ndarray] = {}
     best = dict.fromkeys(loaded, float("inf"))

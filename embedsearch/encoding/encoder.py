@@ -31,8 +31,9 @@ _CHUNK = 256
 class Encoder:
     """Turns texts into L2-normalised float32 vectors (cosine = inner product).
 
-    `backend` is torch (the reference), onnx, onnx-int8, openvino, openvino-bf16, or
-    auto: the fastest that agrees with torch on this machine. Models load on first use.
+    `backend` is torch (the reference), onnx, onnx-int8, openvino, openvino-bf16,
+    openvino-int8, or auto: the fastest that agrees with torch on this machine. Models
+    load on first use.
     """
 
     def __init__(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import fcntl
 import inspect
 import json
-import logging
 import os
 import shutil
 import tempfile
@@ -24,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from ..bundled import sample_abstracts
 from ..errors import ModelError
 from .models import ModelSpec
+from .quantize import quantize_onnx_dynamic, quantize_openvino_static
+from .tokens import Tokens
 
-__all__ = ["ExportedModel", "ensure_export"]
+__all__ = ["VARIANTS", "ExportedModel", "ensure_export"]
 
 _EXPORT_VERSION = 1
 _CONFIG = "export.json"
@@ -37,6 +39,10 @@ _CHECK_TEXTS = (
     "Graph neural networks on molecules, with attention over bonds and atoms " * 8,
 )
 _AGREEMENT = 0.9999
+#: Each graph variant's file in the export folder: the fp32 export and its quantisations.
+#: The OpenVINO IR is a folder (its .xml and .bin), so that it appears in one rename.
+VARIANTS = {"fp32": "model.onnx", "int8": "model-int8.onnx",
+            "openvino-int8": "openvino-int8/model.xml"}
 
 
 @dataclass(frozen=True)
@@ -53,8 +59,13 @@ class ExportedModel:
     def tokenizer(self) -> Path:
         return self.folder / "tokenizer.json"
 
+    def tokens(self) -> Tokens:
+        """The tokenizer that makes this graph's inputs."""
+        return Tokens(self.tokenizer, self.max_seq_length, self.inputs, self.lowercase)
+
     def graph(self, variant: str) -> Path:
-        return self.folder / ("model.onnx" if variant == "fp32" else f"model-{variant}.onnx")
+        """The graph file of `variant` (see `VARIANTS`)."""
+        return self.folder / VARIANTS[variant]
 
 
 def _folder(spec: ModelSpec, cache_root: Path) -> Path:
@@ -85,6 +96,17 @@ def _replace_into(folder: Path, name: str, write: Any) -> None:
         Path(temp).unlink(missing_ok=True)
 
 
+def _replace_folder_into(folder: Path, name: str, write: Any) -> None:
+    """Call write(temp_folder), then move it to folder/name in one rename."""
+    temp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=folder))
+    try:
+        temp.chmod(0o755)
+        write(temp)
+        os.replace(temp, folder / name)  # the caller holds the lock and checked it is absent
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
 def _load_config(folder: Path) -> ExportedModel | None:
     path = folder / _CONFIG
     if not path.is_file():
@@ -97,7 +119,7 @@ def _load_config(folder: Path) -> ExportedModel | None:
 
 
 def ensure_export(spec: ModelSpec, cache_root: Path, variant: str = "fp32") -> ExportedModel:
-    """The exported model for `spec` with graph `variant` (fp32 or int8), made if absent."""
+    """The exported model for `spec` with graph `variant` (a `VARIANTS` key), made if absent."""
     reason = spec.layout().supported_for_export()
     if reason:
         raise ModelError(f"model {spec.name} cannot use an exported backend: {reason}; "
@@ -112,9 +134,21 @@ def ensure_export(spec: ModelSpec, cache_root: Path, variant: str = "fp32") -> E
             folder.mkdir(parents=True, exist_ok=True)
             exported = _export(spec, folder)
         if not exported.graph(variant).is_file():
-            _replace_into(folder, exported.graph(variant).name,
-                          lambda temp: _quantize(exported.graph("fp32"), temp))
+            _quantize(exported, variant)
     return exported
+
+
+def _quantize(exported: ExportedModel, variant: str) -> None:
+    """Make the quantised graph `variant` from the fp32 export."""
+    source, target = exported.graph("fp32"), exported.graph(variant)
+    if variant == "int8":
+        _replace_into(exported.folder, target.name,
+                      lambda temp: quantize_onnx_dynamic(source, temp))
+        return
+    name = target.parent.name
+    shutil.rmtree(exported.folder / name, ignore_errors=True)  # damaged: its .xml is gone
+    _replace_folder_into(exported.folder, name, lambda temp: quantize_openvino_static(
+        source, exported.tokens(), sample_abstracts(), temp / target.name))
 
 
 def _export(spec: ModelSpec, folder: Path) -> ExportedModel:
@@ -215,19 +249,3 @@ def _check_agreement(exported: ExportedModel, reference: Any) -> None:
     if agreement < _AGREEMENT:
         raise ModelError(f"the ONNX export of this model disagrees with sentence-transformers "
                          f"(cosine {agreement:.5f}); use --backend torch")
-
-
-def _quantize(source: Path, target: Path) -> None:
-    """Dynamic int8 quantisation, per output channel (per-tensor loses too much here)."""
-    try:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:
-        raise ModelError(f"int8 quantisation needs onnxruntime and onnx: {exc}") from None
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # the quantiser logs advice for static models at WARNING
-    try:
-        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8,
-                         per_channel=True)
-    finally:
-        root.setLevel(level)

@@ -28,8 +28,7 @@ class ExportedBackend(Backend):
 
     @cached_property
     def _tokens(self) -> Tokens:
-        model = self.export
-        return Tokens(model.tokenizer, model.max_seq_length, model.inputs, model.lowercase)
+        return self.export.tokens()
 
     @cached_property
     def _runner(self) -> Any:

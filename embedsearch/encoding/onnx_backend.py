@@ -16,7 +16,6 @@ from ..errors import ModelError
 from .base import register_backend
 from .export import ExportedModel
 from .exported import ExportedBackend
-from .tokens import Tokens
 
 __all__ = ["OnnxBackend", "OnnxInt8Backend", "run_graph"]
 
@@ -38,9 +37,7 @@ def _session(exported: ExportedModel, variant: str, threads: int) -> Any:
 def run_graph(exported: ExportedModel, variant: str, texts: Sequence[str],
               threads: int) -> NDArray[np.float32]:
     """Run an exported graph once on `texts` (used to check a fresh export)."""
-    tokens = Tokens(exported.tokenizer, exported.max_seq_length, exported.inputs,
-                    exported.lowercase)
-    output = _session(exported, variant, threads).run(None, tokens(texts))[0]
+    output = _session(exported, variant, threads).run(None, exported.tokens()(texts))[0]
     return np.asarray(output, dtype=np.float32)
 
 
