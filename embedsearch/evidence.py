@@ -33,16 +33,15 @@ class Evidence:
     terms: tuple[str, ...]
 
 
-def _lexical(sentences: Sequence[str], query: set[str], lexical: LexicalIndex,
-             idf: dict[str, float]) -> Evidence | None:
+def _lexical(sentences: Sequence[str], words: Sequence[list[tuple[str, str]]],
+             query: set[str], idf: dict[str, float]) -> Evidence | None:
+    """The sentence whose words (as written, stem) shared with `query` weigh most."""
     best, best_score = None, 0.0
-    tokenizer = lexical.tokenizer
-    for sentence in sentences:
-        words = tokenizer.surface(sentence)
-        matched = {(surface, stem) for surface, stem in words if stem in query}
+    for sentence, surface in zip(sentences, words):
+        matched = {(written, stem) for written, stem in surface if stem in query}
         score = sum(idf[stem] for stem in {stem for _, stem in matched})
         if score > best_score:
-            terms = tuple(dict.fromkeys(surface for surface, _ in matched))
+            terms = tuple(dict.fromkeys(written for written, _ in matched))
             best, best_score = Evidence(sentence, terms), score
     return best
 
@@ -53,18 +52,16 @@ def find_evidence(abstracts: Sequence[str], query_text: str, lexical: LexicalInd
     """Evidence for each abstract: lexical where words match, else semantic."""
     query = set(lexical.tokenizer.words(query_text))
     idf = lexical.idf(sorted(query))
-    found: list[Evidence | None] = []
-    for abstract in abstracts:
-        found.append(_lexical(split_sentences(abstract), query, lexical, idf))
+    sentences = [split_sentences(abstract) or [abstract] for abstract in abstracts]
+    words = iter(lexical.tokenizer.surface([s for group in sentences for s in group]))
+    found = [_lexical(group, [next(words) for _ in group], query, idf) for group in sentences]
     missing = [i for i, item in enumerate(found) if item is None][:SEMANTIC_HITS]
     if missing and query_vector is not None:
-        sentences = [split_sentences(abstracts[i]) or [abstracts[i]] for i in missing]
-        flat = [sentence for group in sentences for sentence in group]
+        flat = [sentence for i in missing for sentence in sentences[i]]
         scores = encode(flat) @ query_vector
         start = 0
-        for i, group in zip(missing, sentences):
-            best = int(np.argmax(scores[start : start + len(group)]))
-            found[i] = Evidence(group[best], ())
-            start += len(group)
-    return [item or Evidence(split_sentences(a)[0] if a else "", ())
-            for item, a in zip(found, abstracts)]
+        for i in missing:
+            best = int(np.argmax(scores[start : start + len(sentences[i])]))
+            found[i] = Evidence(sentences[i][best], ())
+            start += len(sentences[i])
+    return [item or Evidence(group[0], ()) for item, group in zip(found, sentences)]

@@ -47,10 +47,12 @@ class Tokenizer:
     def words(self, text: str) -> list[str]:
         return list(self._stem([w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]))
 
-    def surface(self, text: str) -> list[tuple[str, str]]:
-        """(word as written, its stem) for each non-stopword of `text`."""
-        written = [w for w in _WORD.findall(text) if w.lower() not in STOPWORDS]
-        return list(zip(written, self._stem([w.lower() for w in written])))
+    def surface(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
+        """For each text, (word as written, its stem) for each of its non-stopwords."""
+        written = [[w for w in _WORD.findall(text) if w.lower() not in STOPWORDS]
+                   for text in texts]
+        stems = iter(self._stem([w.lower() for words in written for w in words]))
+        return [[(w, next(stems)) for w in words] for words in written]
 
     def hashes(self, terms: Iterable[str]) -> NDArray[np.uint64]:
         """Stable 64-bit hashes of `terms` (memoised: corpora repeat their words)."""
