@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,6 +28,8 @@ from ..engine import SearchEngine
 from .report import Table
 
 __all__ = ["build_stored_index", "latency_table"]
+
+_T = TypeVar("_T")
 
 
 def build_stored_index(devset: DevSet, out: Path, count: int | None = None) -> SearchEngine:
@@ -43,7 +45,7 @@ def _percentiles(seconds: Sequence[float]) -> tuple[float, float]:
     return float(np.percentile(seconds, 50) * 1000), float(np.percentile(seconds, 99) * 1000)
 
 
-def _in_fresh_process(function: Any, *args: Any) -> Any:
+def _in_fresh_process(function: Callable[..., _T], *args: Any) -> _T:
     """function(*args) in a newly started interpreter (see the module's docstring)."""
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
         return pool.submit(function, *args).result()
@@ -57,12 +59,11 @@ def _naive(index_dir: Path, queries: Sequence[str]) -> list[float]:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    engine = SearchEngine.open(index_dir)
-    keys = engine._parts.vectors.keys()
-    vectors = engine._parts.vectors.reconstruct(keys)
-    papers = engine._store.papers(int(key) for key in keys)
-    titles = [papers[int(key)].title for key in keys]
-    engine.close()
+    with SearchEngine.open(index_dir) as engine:
+        keys = engine._parts.vectors.keys()
+        vectors = engine._parts.vectors.reconstruct(keys)
+        papers = engine._store.papers(int(key) for key in keys)
+        titles = [papers[int(key)].title for key in keys]
     model = SentenceTransformer(str(resolve_model().path), device="cpu")
     index = faiss.IndexFlatIP(vectors.shape[1])
     index.add(vectors)
@@ -81,22 +82,23 @@ def _naive(index_dir: Path, queries: Sequence[str]) -> list[float]:
 
 def _engine(index_dir: Path, queries: Sequence[str]) -> tuple[list[float], float]:
     """Per-query seconds of `SearchEngine.search`, and queries/s of one `search_many`."""
-    engine = SearchEngine.open(index_dir)
-    for text in queries[:5]:
-        engine.search(text, k=10)
-    timings = []
-    for text in queries:
+    with SearchEngine.open(index_dir) as engine:
+        for text in queries[:5]:
+            engine.search(text, k=10)
+        timings = []
+        for text in queries:
+            start = time.perf_counter()
+            engine.search(text, k=10)
+            timings.append(time.perf_counter() - start)
         start = time.perf_counter()
-        engine.search(text, k=10)
-        timings.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    engine.search_many(queries, k=10)
-    return timings, len(queries) / (time.perf_counter() - start)
+        engine.search_many(queries, k=10)
+        return timings, len(queries) / (time.perf_counter() - start)
 
 
 def latency_table(devset: DevSet, index_dir: Path, queries: int) -> Table:
     texts = [q.text for q in devset.queries][:queries]
-    info = SearchEngine.open(index_dir).info()
+    with SearchEngine.open(index_dir) as engine:
+        info = engine.info()
     table = Table(f"Warm queries on {info.count} papers ({info.index_type} index)",
                   ["pipeline", "p50 ms", "p99 ms", "x faster p50", "batch queries/s"],
                   f"{len(texts)} dev queries, one at a time after a warm-up, each pipeline "
