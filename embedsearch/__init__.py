@@ -18,6 +18,7 @@ from ._version import __version__
 from .errors import (
     DependencyError,
     EmbedSearchError,
+    IndexBusyError,
     IndexCorruptError,
     IndexExistsError,
     IndexIncompatibleError,
@@ -43,6 +44,7 @@ __all__ = [
     "Encoder",
     "Filters",
     "Hit",
+    "IndexBusyError",
     "IndexCorruptError",
     "IndexExistsError",
     "IndexIncompatibleError",

@@ -13,6 +13,7 @@ __all__ = [
     "DependencyError",
     "EmbedSearchError",
     "IndexCorruptError",
+    "IndexBusyError",
     "IndexExistsError",
     "IndexIncompatibleError",
     "IndexNotFoundError",
@@ -78,6 +79,14 @@ class IndexNotFoundError(EmbedSearchError):
 
 class IndexExistsError(EmbedSearchError):
     """A build would overwrite an existing index or directory without being told to."""
+
+
+class IndexBusyError(EmbedSearchError):
+    """Another process held the index's write lock for longer than the caller would wait."""
+
+    def __init__(self, message: str, *, waited: float) -> None:
+        self.waited = waited
+        super().__init__(message)
 
 
 class IndexCorruptError(EmbedSearchError):
