@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "ConfigurationError",
     "DependencyError",
     "EmbedSearchError",
     "IndexCorruptError",
@@ -99,6 +100,10 @@ class IndexIncompatibleError(EmbedSearchError):
 
 class ModelError(EmbedSearchError):
     """The encoder model cannot be found or loaded."""
+
+
+class ConfigurationError(EmbedSearchError):
+    """Options that cannot work together or would expose an index; names the option."""
 
 
 class DependencyError(EmbedSearchError):
