@@ -16,6 +16,11 @@ __all__ = ["build_parser"]
 # it) would double the cold start of `embedsearch info`. A test holds the two equal.
 _BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8", "auto")
 
+# Spelled out for the same reason (readers would load with every command); a test holds
+# this equal to the readers' registry.
+_FORMATS = ("text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "csl-json", "arxiv",
+            "openalex")
+
 _EXAMPLES = """\
 examples:
   embedsearch search "low-rank visual prompting"          # bundled ICLR 2025 sample
@@ -92,8 +97,9 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
                         help="corpus files: .txt (abstracts separated by blank lines), "
-                             ".jsonl, .json (array), .csv, .tsv; any of them .gz")
-    parser.add_argument("--format", choices=("text", "jsonl", "json", "csv", "tsv"),
+                             ".jsonl, .json (array), .csv, .tsv, .bib, .ris; any of them "
+                             ".gz; CSL-JSON, arXiv and OpenAlex records are recognised")
+    parser.add_argument("--format", choices=_FORMATS,
                         help="read every INPUT as this format instead of by extension")
 
 

@@ -1,8 +1,10 @@
 """Reading corpora: every input file becomes checked `Paper` records.
 
-The format is chosen by extension (`.txt`, `.jsonl`, `.json`, `.csv`, `.tsv`, each
-optionally `.gz`) or named with `format=`. A new format is one new module in this
-package that registers its reader with `base.register_format`.
+The format is chosen by extension (`.txt`, `.jsonl`, `.json`, `.csv`, `.tsv`, `.bib`,
+`.ris`, each optionally `.gz`) or named with `format=`; inside JSON and JSON Lines the
+first record may show another tool's layout (CSL-JSON, the arXiv snapshot, OpenAlex:
+see `layouts`). A new format is one new module in this package that registers its
+reader with `base.register_format`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..papers import Paper
-from . import csvfile, jsonarray, jsonl, text  # noqa: F401  (each registers its format)
+from . import arxiv, bibtex, csljson, csvfile, jsonarray, jsonl, openalex, ris, text  # noqa: F401
 from .base import FormatSpec, Located, format_for, formats
 
+# The imports above register each format (and layout); bibtexparser, rispy and pylatexenc
+# are imported only when a file of theirs is read.
 __all__ = ["FormatSpec", "formats", "iter_papers", "read_papers"]
 
 

@@ -8,6 +8,7 @@ and registers it with `@register_format(name, extensions)`; `where` is "file:lin
 from __future__ import annotations
 
 import gzip
+import json
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ __all__ = [
     "format_for",
     "formats",
     "iter_lines",
+    "load_json",
     "read_text",
     "register_format",
     "source_name",
@@ -111,10 +113,20 @@ def _open_binary(path: Path):  # type: ignore[no-untyped-def]
     return gzip.open(path, "rb") if compressed(path) else open(path, "rb")
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def _decode(raw: bytes, path: Path, first_line: int = 1) -> str:
-    """`raw` as UTF-8; an error names the line and column of the first bad byte."""
+    """`raw` as UTF-8; an error names the line and column of the first bad byte.
+
+    NUL bytes are refused too: UTF-16 text of plain ASCII is valid UTF-8 with a NUL
+    after every letter, and would otherwise be read as garbage without a word.
+    """
+    if first_line == 1 and raw.startswith(_UTF16_BOMS):
+        raise InputError("is UTF-16 (it starts with a UTF-16 byte-order mark); save the file "
+                         "as UTF-8", path=path, line=1)
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = first_line + raw.count(b"\n", 0, exc.start)
         column = exc.start - raw.rfind(b"\n", 0, exc.start)
@@ -124,6 +136,13 @@ def _decode(raw: bytes, path: Path, first_line: int = 1) -> str:
             path=path,
             line=line,
         ) from None
+    nul = text.find("\x00")
+    if nul >= 0:
+        line = first_line + text.count("\n", 0, nul)
+        column = nul - text.rfind("\n", 0, nul)
+        raise InputError(f"holds a NUL byte (at column {column}): is it UTF-16 or a binary "
+                         "file? Save it as UTF-8 text", path=path, line=line)
+    return text
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -145,3 +164,19 @@ def read_text(path: Path) -> str:
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise InputError(f"not a readable gzip file ({exc})", path=path) from None
     return _decode(raw, path).removeprefix("\ufeff")
+
+
+def load_json(text: str, path: Path, line: int | None = None, extra_data_hint: str = "") -> object:
+    """`text` parsed as JSON; every failure is an InputError naming the line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = extra_data_hint if exc.msg == "Extra data" else ""
+        where = exc.lineno if line is None else line
+        raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno}){hint}",
+                         path=path, line=where) from None
+    except RecursionError:
+        raise InputError("malformed JSON: nested too deeply to be a paper record",
+                         path=path, line=line) from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise InputError(f"malformed JSON: {exc}".split(";")[0], path=path, line=line) from None

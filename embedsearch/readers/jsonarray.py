@@ -1,41 +1,67 @@
-"""A JSON document holding an array of paper records (see `records`)."""
+"""A JSON document holding an array of paper records (see `records`).
+
+As with JSON Lines, the first object of the array may show a foreign layout (CSL-JSON
+as Zotero exports it, OpenAlex works); an object with a `results` array is an OpenAlex
+API response.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputError
 from ..papers import derive_id
-from .base import Located, read_text, register_format, source_name
-from .records import paper_from_record
+from .base import Located, load_json, read_text, register_format, source_name
+from .layouts import Converted, Layout, foreign_papers, layout_named, sniff_layout
+from .records import Where, kind, paper_from_record
 
-__all__ = ["read_json_array"]
+__all__ = ["json_records", "read_json_array", "read_json_document"]
+
+_JSONL_HINT = "; it looks like JSON Lines: rename it .jsonl or pass --format jsonl"
 
 
-def _load(path: Path) -> object:
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        hint = ""
-        if exc.msg == "Extra data":
-            hint = "; it looks like JSON Lines: rename it .jsonl or pass --format jsonl"
-        raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno}){hint}",
-                         path=path, line=exc.lineno) from None
+def json_records(path: Path) -> tuple[list[object], Layout | None]:
+    """The records of the document and the layout its container shows, if any."""
+    document = load_json(read_text(path), path, extra_data_hint=_JSONL_HINT)
+    if isinstance(document, dict) and isinstance(document.get("results"), list):
+        return document["results"], layout_named("openalex")
+    if not isinstance(document, list):
+        raise InputError(f"expected a JSON array of records, got {kind(document)}", path=path)
+    return document, None
+
+
+def _objects(path: Path, records: list[object]) -> Iterator[tuple[int, dict[str, object]]]:
+    for position, raw in enumerate(records, 1):
+        if not isinstance(raw, dict):
+            raise InputError(f"expected a JSON object, got {kind(raw)}",
+                             path=path, record=position)
+        yield position, raw
+
+
+def _converted(path: Path, layout: Layout, records: list[object]) -> Iterator[Converted]:
+    for position, raw in _objects(path, records):
+        where = Where(path, None, position)
+        record = layout.convert(raw, where)
+        name = record.get("id")
+        yield record, where, f"{name} (record {position})" if name else f"record {position}"
+
+
+def read_json_document(path: Path, layout: Layout | None = None) -> Iterator[Located]:
+    """Papers of a JSON document in `layout`, or in the one its container or records show."""
+    records, shown = json_records(path)
+    first = next((raw for raw in records if isinstance(raw, dict)), None)
+    chosen = layout or shown or (sniff_layout(first) if first is not None else None)
+    if chosen is not None:
+        yield from foreign_papers(path, _converted(path, chosen, records))
+        return
+    stem = source_name(path)
+    for position, raw in _objects(path, records):
+        paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path,
+                                  record=position)
+        yield paper, f"{path}: record {position}"
 
 
 @register_format("json", (".json",), "a JSON array of records")
 def read_json_array(path: Path) -> Iterator[Located]:
-    document = _load(path)
-    if not isinstance(document, list):
-        raise InputError(f"expected a JSON array of records, got {type(document).__name__}",
-                         path=path)
-    stem = source_name(path)
-    for position, raw in enumerate(document, 1):
-        if not isinstance(raw, dict):
-            raise InputError(f"expected a JSON object, got {type(raw).__name__}",
-                             path=path, record=position)
-        paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path,
-                                  record=position)
-        yield paper, f"{path}: record {position}"
+    return read_json_document(path)

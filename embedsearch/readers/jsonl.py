@@ -1,34 +1,65 @@
-"""JSON Lines: one JSON object per line, each a paper record (see `records`)."""
+"""JSON Lines: one JSON object per line, each a paper record (see `records`).
+
+The first record decides the layout of the whole file: ours, or a foreign one it is
+recognised as (`layouts.sniff_layout`: the arXiv snapshot, OpenAlex works, CSL items).
+"""
 
 from __future__ import annotations
 
-import json
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputError
 from ..papers import derive_id
-from .base import Located, iter_lines, register_format, source_name
-from .records import paper_from_record
+from .base import Located, iter_lines, load_json, register_format, source_name
+from .layouts import Converted, Layout, foreign_papers, sniff_layout
+from .records import Where, kind, paper_from_record
 
-__all__ = ["read_jsonl"]
+__all__ = ["json_objects", "read_json_lines", "read_jsonl"]
+
+
+def json_objects(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+    """(line, object) for each non-blank line, one line in memory at a time."""
+    for line, text in iter_lines(path):
+        if not text.strip():
+            continue
+        raw = load_json(text, path, line)
+        if not isinstance(raw, dict):
+            raise InputError(f"expected a JSON object, got {kind(raw)}", path=path, line=line)
+        yield line, raw
+
+
+def _ours(path: Path, objects: Iterator[tuple[int, dict[str, object]]]) -> Iterator[Located]:
+    stem = source_name(path)
+    for position, (line, raw) in enumerate(objects, 1):
+        paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path, line=line)
+        yield paper, f"{path}:{line}"
+
+
+def _converted(path: Path, layout: Layout,
+               objects: Iterator[tuple[int, dict[str, object]]]) -> Iterator[Converted]:
+    for line, raw in objects:
+        where = Where(path, line, None)
+        record = layout.convert(raw, where)
+        name = record.get("id")
+        yield record, where, f"{name} (line {line})" if name else f"line {line}"
+
+
+def read_json_lines(path: Path, layout: Layout | None = None) -> Iterator[Located]:
+    """Papers of a JSON Lines file in `layout`, or in the layout its first record shows."""
+    objects = json_objects(path)
+    first = next(objects, None)
+    if first is None:
+        return
+    chosen = layout or sniff_layout(first[1])
+    objects = itertools.chain([first], objects)
+    if chosen is None:
+        yield from _ours(path, objects)
+    else:
+        yield from foreign_papers(path, _converted(path, chosen, objects))
 
 
 @register_format("jsonl", (".jsonl", ".ndjson"), "one JSON object per line")
 def read_jsonl(path: Path) -> Iterator[Located]:
-    stem = source_name(path)
-    position = 0
-    for line, text in iter_lines(path):
-        if not text.strip():
-            continue
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})",
-                             path=path, line=line) from None
-        if not isinstance(raw, dict):
-            raise InputError(f"expected a JSON object, got {type(raw).__name__}",
-                             path=path, line=line)
-        position += 1
-        paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path, line=line)
-        yield paper, f"{path}:{line}"
+    return read_json_lines(path)

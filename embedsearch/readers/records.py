@@ -8,6 +8,7 @@ the public paper-list one (`author` and `keywords` as ';'-separated strings, `si
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from ..errors import InputError
 from ..papers import Paper, derive_title
 
-__all__ = ["RECORD_FIELDS", "paper_from_record", "papers_from_records"]
+__all__ = ["RECORD_FIELDS", "Where", "kind", "paper_from_record", "papers_from_records"]
 
 #: The fields a record may carry; anything else in a record is ignored.
 RECORD_FIELDS = (
@@ -26,9 +27,12 @@ RECORD_FIELDS = (
 _ALIASES = {"author": "authors", "site": "url"}
 _STRING_FIELDS = ("title", "venue", "url", "tldr", "primary_area")
 _LIST_FIELDS = ("authors", "keywords")
+# JSON escapes can spell half of a surrogate pair ("\ud800"), which no UTF-8 store accepts.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_DIGITS = re.compile(r"[0-9]+")
 
 
-class _Where:
+class Where:
     """Where a record came from, to raise errors that point at it."""
 
     def __init__(self, path: Path, line: int | None, record: int | None) -> None:
@@ -40,7 +44,8 @@ class _Where:
         )
 
 
-def _kind(value: object) -> str:
+def kind(value: object) -> str:
+    """How a JSON value is named in an error message ("a number", "a list")."""
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, float)):
@@ -52,34 +57,50 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-def _text(value: object, name: str, where: _Where) -> str:
+def _text(value: object, name: str, where: Where) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise where.error(f"expected text, got {_kind(value)}", name)
+        raise where.error(f"expected text, got {kind(value)}", name)
+    _check_encodable(value, name, where)
     return value.strip()
 
 
-def _string_list(value: object, name: str, where: _Where) -> tuple[str, ...]:
+def _check_encodable(value: str, name: str, where: Where) -> None:
+    bad = _SURROGATE.search(value)
+    if bad:
+        raise where.error(f"holds an unpaired UTF-16 surrogate (\\u{ord(bad.group()):04x} at "
+                          f"character {bad.start() + 1}); it cannot be stored as text", name)
+
+
+def _string_list(value: object, name: str, where: Where) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
+        _check_encodable(value, name, where)
         items = value.split(";")
     elif isinstance(value, list):
         items = value
         for item in items:
             if not isinstance(item, str):
-                raise where.error(f"expected a list of text, found {_kind(item)}", name)
+                raise where.error(f"expected a list of text, found {kind(item)}", name)
+            _check_encodable(item, name, where)
     else:
-        raise where.error(f"expected a list or a ';'-separated text, got {_kind(value)}", name)
+        raise where.error(f"expected a list or a ';'-separated text, got {kind(value)}", name)
     return tuple(item.strip() for item in items if item.strip())
 
 
-def _year(value: object, where: _Where) -> int | None:
+def _year(value: object, where: Where) -> int | None:
     if value is None or value == "":
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    # ASCII digits only: str.isdigit() admits "²", which int() refuses; and no int() of a
+    # long run of them, which meets Python's 4300-digit limit.
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        digits = value.strip()
+        if len(digits) > 4:
+            raise where.error(f"expected a four-digit year, got {digits[:20]}"
+                              f"{'…' if len(digits) > 20 else ''}", "year")
+        value = int(digits)
     if isinstance(value, bool) or not isinstance(value, int):
         raise where.error(f"expected a year such as 2025, got {value!r}", "year")
     if not 1000 <= value <= 9999:
@@ -87,13 +108,14 @@ def _year(value: object, where: _Where) -> int | None:
     return value
 
 
-def _identifier(value: object, default: str, where: _Where) -> str:
+def _identifier(value: object, default: str, where: Where) -> str:
     if value is None or value == "":
         return default
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):
-        raise where.error(f"expected text or an integer, got {_kind(value)}", "id")
+        raise where.error(f"expected text or an integer, got {kind(value)}", "id")
+    _check_encodable(value, "id", where)
     if not value.strip():
         return default
     return value.strip()
@@ -108,7 +130,7 @@ def paper_from_record(
     record: int | None = None,
 ) -> Paper:
     """Validate `raw` and build its Paper; errors name the file, line/record and field."""
-    where = _Where(path, line, record)
+    where = Where(path, line, record)
     fields = {_ALIASES.get(key, key): value for key, value in raw.items() if key in _ALIASES}
     fields.update({key: value for key, value in raw.items() if key not in _ALIASES})
     if "abstract" not in fields:

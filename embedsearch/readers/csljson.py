@@ -1,0 +1,104 @@
+"""CSL-JSON, as Zotero exports it ("CSL JSON" or Better BibTeX's "Better CSL JSON").
+
+A JSON array of items: `id`, `title`, `abstract`, `author` [{family, given} or
+{literal}], `issued` {date-parts: [[year, month, day]]} (or {raw} / {literal}),
+`container-title` -> venue, `DOI` -> url https://doi.org/..., else `URL`, `keyword`
+(one text, ',' or ';' separated). A `.json` file is read as CSL-JSON when its first
+item has `issued` or `container-title`, or authors as objects: keys our own layout
+never uses, so a file of ours is never mistaken for one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from .base import Located, register_format
+from .jsonarray import read_json_document
+from .layouts import (
+    collapse,
+    doi_url,
+    layout_named,
+    optional_text,
+    register_layout,
+    split_keywords,
+    year_in,
+)
+from .records import Where, kind
+
+__all__ = ["csl_record", "read_csl_json"]
+
+
+def _looks_like_csl(raw: Mapping[str, object]) -> bool:
+    authors = raw.get("author")
+    return ("issued" in raw or "container-title" in raw
+            or (isinstance(authors, list) and bool(authors) and isinstance(authors[0], dict)))
+
+
+def _name(person: object, where: Where) -> str:
+    if not isinstance(person, dict):
+        raise where.error(f"expected an author object {{family, given}}, got {kind(person)}",
+                          "author")
+    parts = [person.get(key) for key in ("literal",)] if "literal" in person else \
+        [person.get(key) for key in ("given", "non-dropping-particle", "family", "suffix")]
+    for part in parts:
+        if part is not None and not isinstance(part, str):
+            raise where.error(f"expected names as text, got {kind(part)}", "author")
+    return collapse(" ".join(part for part in parts if isinstance(part, str)))
+
+
+def _authors(value: object, where: Where) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise where.error(f"expected a list of author objects, got {kind(value)}", "author")
+    return [name for name in (_name(person, where) for person in value) if name]
+
+
+def _year(value: object, where: Where) -> int | None:
+    """The year of a CSL date: {date-parts: [[2020, 5]]}, or {raw: "2020-05"}."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise where.error(f"expected a date object {{date-parts}}, got {kind(value)}", "issued")
+    parts = value.get("date-parts")
+    if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
+        year = parts[0][0]
+        if isinstance(year, str):
+            return year_in(year, "issued", where)
+        if isinstance(year, int) and not isinstance(year, bool):
+            return year  # its range is checked with every other year
+        raise where.error(f"expected a year in date-parts, got {kind(year)}", "issued")
+    for key in ("raw", "literal"):
+        text = value.get(key)
+        if isinstance(text, str):
+            return year_in(text, "issued", where)
+    return None
+
+
+def _venue(raw: Mapping[str, object], where: Where) -> str:
+    value = raw.get("container-title")
+    if isinstance(value, list):  # some exporters write every CSL title as a list
+        value = next((item for item in value if isinstance(item, str)), None)
+    return optional_text({"container-title": value}, "container-title", where)
+
+
+@register_layout("csl-json", _looks_like_csl)
+def csl_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
+    """One CSL item in our record layout."""
+    doi = optional_text(raw, "DOI", where)
+    return {
+        "id": raw.get("id"),
+        "title": optional_text(raw, "title", where),
+        "abstract": optional_text(raw, "abstract", where),
+        "authors": _authors(raw.get("author"), where),
+        "year": _year(raw.get("issued"), where),
+        "venue": _venue(raw, where),
+        "url": doi_url(doi) if doi else optional_text(raw, "URL", where),
+        "keywords": split_keywords(optional_text(raw, "keyword", where)),
+    }
+
+
+@register_format("csl-json", (), "CSL-JSON items, as Zotero exports them")
+def read_csl_json(path: Path) -> Iterator[Located]:
+    return read_json_document(path, layout_named("csl-json"))

@@ -1,0 +1,116 @@
+"""RIS (`.ris`), the tagged format of EndNote, Zotero, Scopus and most databases.
+
+The file is split into entries ("TY  -" ... "ER  -") as it streams, so an error names
+the line an entry starts on, and each entry's tags are parsed by rispy. `ris_record`
+maps them onto our record layout: AB (else N2) -> abstract, TI (else T1) -> title,
+AU and A1 -> authors ("Last, First" as "First Last"), PY (else Y1, DA) -> year,
+T2 (else JF, JO, BT, JA) -> venue, KW -> keywords, DO -> url https://doi.org/...,
+else the first UR, ID -> id (else one derived from the file and position). Entries
+without an abstract are skipped and reported (see `layouts`); lines outside any entry
+(an export's header) are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .base import Located, iter_lines, register_format
+from .layouts import Converted, collapse, doi_url, first_last, foreign_papers, split_keywords
+from .records import Where
+
+__all__ = ["RIS_FIELDS", "read_ris", "ris_record"]
+
+#: Our record field -> rispy's names of the RIS tags it is read from, first present wins.
+RIS_FIELDS: dict[str, tuple[str, ...]] = {
+    "id": ("id",),                                        # ID
+    "title": ("title", "primary_title"),                  # TI, T1
+    "abstract": ("abstract", "notes_abstract"),           # AB, N2
+    "authors": ("authors", "first_authors"),              # AU, A1
+    "year": ("year", "publication_year", "date"),         # PY, Y1, DA
+    "venue": ("secondary_title", "alternate_title3", "journal_name", "BT",
+              "alternate_title2"),                        # T2, JF, JO, BT, JA
+    "keywords": ("keywords",),                            # KW
+    "url": ("doi", "urls"),                               # DO, UR
+}
+
+_TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
+_LEADING_YEAR = re.compile(r"\s*([0-9]{4})")
+
+
+def _texts(value: object) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [collapse(item) for item in items if isinstance(item, str) and item.strip()]
+
+
+def _first(entry: Mapping[str, object], names: tuple[str, ...]) -> str:
+    return next((texts[0] for name in names if (texts := _texts(entry.get(name)))), "")
+
+
+def _year(entry: Mapping[str, object]) -> str | None:
+    """The leading year of "2020/05/01/" as written, so that "abc" is refused as a year."""
+    text = _first(entry, RIS_FIELDS["year"])
+    match = _LEADING_YEAR.match(text)
+    return match.group(1) if match else (text or None)
+
+
+def ris_record(entry: Mapping[str, object]) -> dict[str, object]:
+    """One entry as rispy parses it (tag names as in rispy's mapping) as our record."""
+    unknown = entry.get("unknown_tag")
+    if isinstance(unknown, Mapping) and "BT" in unknown:  # rispy has no name for BT
+        entry = {**entry, "BT": unknown["BT"]}
+    doi = _first(entry, ("doi",))
+    authors = [first_last(name) for key in RIS_FIELDS["authors"] for name in _texts(entry.get(key))]
+    keywords = [word for text in _texts(entry.get("keywords")) for word in split_keywords(text)]
+    return {
+        "id": _first(entry, RIS_FIELDS["id"]) or None,
+        "title": _first(entry, RIS_FIELDS["title"]),
+        "abstract": _first(entry, RIS_FIELDS["abstract"]),
+        "authors": authors,
+        "year": _year(entry),
+        "venue": _first(entry, RIS_FIELDS["venue"]),
+        "keywords": keywords,
+        "url": doi_url(doi) if doi else _first(entry, ("urls",)),
+    }
+
+
+def _chunks(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line of its TY tag, lines) of each entry, one entry in memory at a time."""
+    start, lines = 0, list[str]()
+    for number, raw in iter_lines(path):
+        text = raw.rstrip("\r\n")
+        tag = _TAG.match(text)
+        if tag and tag.group(1) == "TY":
+            if lines:
+                raise InputError(f"the entry that starts on line {start} has no 'ER  -' end "
+                                 "before this next 'TY  -'", path=path, line=number)
+            start, lines = number, [text]
+        elif lines:
+            lines.append(text)
+            if tag and tag.group(1) == "ER":
+                yield start, lines
+                lines = []
+    if lines:
+        raise InputError("the entry that starts here has no 'ER  -' end", path=path, line=start)
+
+
+def _parse(lines: list[str]) -> dict[str, Any]:
+    import rispy
+
+    parsed = rispy.RisParser().parse_lines(iter(lines))
+    return parsed[0] if parsed else {}
+
+
+def _entries(path: Path) -> Iterator[Converted]:
+    for line, lines in _chunks(path):
+        record = ris_record(_parse(lines))
+        name = record.get("id")
+        yield record, Where(path, line, None), f"{name} (line {line})" if name else f"line {line}"
+
+
+@register_format("ris", (".ris",), "RIS entries, as reference managers export them")
+def read_ris(path: Path) -> Iterator[Located]:
+    return foreign_papers(path, _entries(path))
