@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..bundled import sample_abstracts
+from ..fs import write_atomic
 from .base import Backend, backend_class, backend_names
 from .models import ModelSpec
 
@@ -133,8 +134,6 @@ def choose_backend(spec: ModelSpec, cache_root: Path, threads: int) -> str:
         verdicts[key] = {"choice": pick_backend(results), "model": spec.name,
                          "measured": results}
         cache_root.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(f".{os.getpid()}.tmp")
-        temp.write_text(json.dumps(verdicts, indent=2))
-        os.replace(temp, path)
+        write_atomic(path, json.dumps(verdicts, indent=2))
         _log.info("Encoder backend for %s: %s", spec.name, verdicts[key]["choice"])
     return str(verdicts[key]["choice"])

@@ -8,16 +8,11 @@ the traced graph is checked against sentence-transformers before it is kept.
 
 from __future__ import annotations
 
-import fcntl
 import inspect
 import json
 import os
 import shutil
-import tempfile
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +20,12 @@ import numpy as np
 
 from ..bundled import sample_abstracts
 from ..errors import ModelError
+from ..fs import FOREVER, exclusive_lock, replace_file, replace_folder
+from .graph import ExportedModel, run_graph
 from .models import ModelSpec
 from .quantize import quantize_onnx_dynamic, quantize_openvino_static
-from .tokens import Tokens
 
-__all__ = ["VARIANTS", "ExportedModel", "ensure_export"]
+__all__ = ["ensure_export"]
 
 _EXPORT_VERSION = 1
 _CONFIG = "export.json"
@@ -39,72 +35,9 @@ _CHECK_TEXTS = (
     "Graph neural networks on molecules, with attention over bonds and atoms " * 8,
 )
 _AGREEMENT = 0.9999
-#: Each graph variant's file in the export folder: the fp32 export and its quantisations.
-#: The OpenVINO IR is a folder (its .xml and .bin), so that it appears in one rename.
-VARIANTS = {"fp32": "model.onnx", "int8": "model-int8.onnx",
-            "openvino-int8": "openvino-int8/model.xml"}
-
-
-@dataclass(frozen=True)
-class ExportedModel:
-    """An exported model: its graph files, tokenizer and the pipeline settings."""
-
-    folder: Path
-    dim: int
-    max_seq_length: int
-    lowercase: bool
-    inputs: tuple[str, ...]
-
-    @property
-    def tokenizer(self) -> Path:
-        return self.folder / "tokenizer.json"
-
-    def tokens(self) -> Tokens:
-        """The tokenizer that makes this graph's inputs."""
-        return Tokens(self.tokenizer, self.max_seq_length, self.inputs, self.lowercase)
-
-    def graph(self, variant: str) -> Path:
-        """The graph file of `variant` (see `VARIANTS`)."""
-        return self.folder / VARIANTS[variant]
-
-
 def _folder(spec: ModelSpec, cache_root: Path) -> Path:
     slug = spec.name.rstrip("/").rsplit("/", 1)[-1].replace(" ", "_")[:40]
     return cache_root / "models" / f"{slug}-{spec.fingerprint[:16]}"
-
-
-@contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.with_suffix(".lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _replace_into(folder: Path, name: str, write: Any) -> None:
-    """Call write(temp_path), then move the result to folder/name in one rename."""
-    fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-    os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
-    os.close(fd)
-    try:
-        write(Path(temp))
-        os.replace(temp, folder / name)
-    finally:
-        Path(temp).unlink(missing_ok=True)
-
-
-def _replace_folder_into(folder: Path, name: str, write: Any) -> None:
-    """Call write(temp_folder), then move it to folder/name in one rename."""
-    temp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=folder))
-    try:
-        temp.chmod(0o755)
-        write(temp)
-        os.replace(temp, folder / name)  # the caller holds the lock and checked it is absent
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _load_config(folder: Path) -> ExportedModel | None:
@@ -128,7 +61,9 @@ def ensure_export(spec: ModelSpec, cache_root: Path, variant: str = "fp32") -> E
     exported = _load_config(folder)
     if exported and exported.graph(variant).is_file():
         return exported
-    with _locked(folder):
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # Another process may be exporting the same model: one does, the others wait.
+    with exclusive_lock(folder.with_suffix(".lock"), FOREVER, f"model export {folder}"):
         exported = _load_config(folder)  # another process may have finished meanwhile
         if exported is None:
             folder.mkdir(parents=True, exist_ok=True)
@@ -142,12 +77,12 @@ def _quantize(exported: ExportedModel, variant: str) -> None:
     """Make the quantised graph `variant` from the fp32 export."""
     source, target = exported.graph("fp32"), exported.graph(variant)
     if variant == "int8":
-        _replace_into(exported.folder, target.name,
-                      lambda temp: quantize_onnx_dynamic(source, temp))
+        replace_file(exported.folder / target.name,
+                     lambda temp: quantize_onnx_dynamic(source, temp))
         return
     name = target.parent.name
     shutil.rmtree(exported.folder / name, ignore_errors=True)  # damaged: its .xml is gone
-    _replace_folder_into(exported.folder, name, lambda temp: quantize_openvino_static(
+    replace_folder(exported.folder / name, lambda temp: quantize_openvino_static(
         source, exported.tokens(), sample_abstracts(), temp / target.name))
 
 
@@ -188,9 +123,9 @@ def _export(spec: ModelSpec, folder: Path) -> ExportedModel:
                 dynamo=False,
             )
 
-    _replace_into(folder, "model.onnx", write_graph)
-    _replace_into(folder, "tokenizer.json",
-                  lambda temp: _save_tokenizer(reference.tokenizer, spec.path, temp))
+    replace_file(folder / "model.onnx", write_graph)
+    replace_file(folder / "tokenizer.json",
+                 lambda temp: _save_tokenizer(reference.tokenizer, spec.path, temp))
     dim = int(reference.get_embedding_dimension() if hasattr(reference, "get_embedding_dimension")
               else reference.get_sentence_embedding_dimension())
     exported = ExportedModel(folder, dim, int(reference.max_seq_length), layout.lowercase, inputs)
@@ -198,7 +133,7 @@ def _export(spec: ModelSpec, folder: Path) -> ExportedModel:
     config = {"version": _EXPORT_VERSION, "model": spec.name, "fingerprint": spec.fingerprint,
               "dim": dim, "max_seq_length": exported.max_seq_length,
               "lowercase": exported.lowercase, "inputs": list(inputs), "torch": torch.__version__}
-    _replace_into(folder, _CONFIG, lambda temp: temp.write_text(json.dumps(config, indent=2)))
+    replace_file(folder / _CONFIG, lambda temp: temp.write_text(json.dumps(config, indent=2)))
     return exported
 
 
@@ -241,8 +176,6 @@ def _pooled_module(torch: Any, transformer: Any, inputs: tuple[str, ...], poolin
 
 def _check_agreement(exported: ExportedModel, reference: Any) -> None:
     """Refuse an export whose vectors differ from sentence-transformers' own."""
-    from .onnx_backend import run_graph
-
     expected = reference.encode(list(_CHECK_TEXTS), normalize_embeddings=True)
     got = run_graph(exported, "fp32", list(_CHECK_TEXTS), threads=1)
     agreement = float(np.min(np.sum(expected * got, axis=1)))

@@ -11,7 +11,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .base import Backend, normalise
-from .export import ExportedModel, ensure_export
+from .export import ensure_export
+from .graph import ExportedModel
 from .tokens import Tokens
 
 __all__ = ["ExportedBackend"]
