@@ -5,11 +5,17 @@ SQLite file in write-ahead mode, so several processes can use it at once; every 
 is committed in its own transaction, so an interrupted build keeps what it encoded and
 never leaves a half-written vector. The file is bounded: past `max_bytes` the least
 recently used vectors are dropped.
+
+A cache must never hand back a wrong vector, and a broken cache must never stop a
+build: each row carries a digest of its key and vector, checked on every read (a row
+that fails is dropped and re-encoded), and a file SQLite cannot read is set aside as
+`embeddings.sqlite.damaged-<time>` with a warning, and a new one started.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import time
@@ -26,14 +32,18 @@ __all__ = ["DEFAULT_MAX_BYTES", "CacheStats", "EmbeddingCache", "default_cache_d
 DEFAULT_MAX_BYTES = 2 * 1024**3
 _FILE = "embeddings.sqlite"
 _BATCH = 500
+_SCHEMA_VERSION = 2  # 2: each row's digest
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
     key BLOB PRIMARY KEY,
     vector BLOB NOT NULL,
+    digest BLOB NOT NULL,
     used INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS vectors_used ON vectors(used);
 """
+_log = logging.getLogger("embedsearch")
+_DAMAGE_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
 def default_cache_dir() -> Path:
@@ -57,6 +67,18 @@ def _key(namespace: str, text: str) -> bytes:
     return hashlib.blake2b(f"{namespace}\0{text}".encode(), digest_size=20).digest()
 
 
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """A file SQLite cannot read as a database (not a busy or full one)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _DAMAGE_CODES
+    return "malformed" in str(exc) or "not a database" in str(exc)
+
+
+def _digest(key: bytes, vector: bytes) -> bytes:
+    return hashlib.blake2b(key + vector, digest_size=8).digest()
+
+
 class EmbeddingCache:
     """Vectors by (namespace, text); the namespace names the model and backend."""
 
@@ -66,16 +88,61 @@ class EmbeddingCache:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / _FILE
         self.max_bytes = max_bytes
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not _is_damage(exc):
+                raise
+            self._set_aside(exc)
+            self._db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                db.executescript("DROP TABLE IF EXISTS vectors;" + _SCHEMA
+                                 + f"PRAGMA user_version = {_SCHEMA_VERSION};")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _set_aside(self, exc: sqlite3.DatabaseError) -> None:
+        """Move a file SQLite cannot read out of the way (kept for a post-mortem)."""
+        if hasattr(self, "_db"):
+            self._db.close()
+        aside = self.path.with_name(f"{self.path.name}.damaged-{int(time.time())}")
+        for suffix in ("", "-wal", "-shm"):
+            source = self.path.with_name(self.path.name + suffix)
+            if source.exists():
+                os.replace(source, aside.with_name(aside.name + suffix))
+        _log.warning("the embedding cache %s is damaged (%s); it was moved to %s and a new "
+                     "one started: its texts will be encoded again", self.path, exc, aside)
+
+    def _recover(self, exc: sqlite3.DatabaseError) -> None:
+        """Go on without the cache's answer: set a damaged file aside, or just warn."""
+        if _is_damage(exc):
+            self._set_aside(exc)
+            self._db = self._connect()
+        else:
+            _log.warning("the embedding cache %s could not be used (%s); going on without "
+                         "it", self.path, exc)
 
     def close(self) -> None:
         self._db.close()
 
     def get(self, namespace: str, texts: Sequence[str], dim: int) -> dict[int, NDArray[np.float32]]:
-        """Cached vectors of `texts` by position; misses are absent."""
+        """Cached vectors of `texts` by position; misses (and damaged rows) are absent."""
+        try:
+            return self._get(namespace, texts, dim)
+        except sqlite3.DatabaseError as exc:
+            self._recover(exc)
+            return {}
+
+    def _get(self, namespace: str, texts: Sequence[str], dim: int
+             ) -> dict[int, NDArray[np.float32]]:
         keys = [_key(namespace, text) for text in texts]
         positions: dict[bytes, list[int]] = {}
         for position, key in enumerate(keys):
@@ -85,26 +152,44 @@ class EmbeddingCache:
         for start in range(0, len(unique), _BATCH):
             chunk = unique[start : start + _BATCH]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})",
-                                    chunk).fetchall()
-            for key, blob in rows:
-                vector = np.frombuffer(blob, dtype=np.float32)
-                if len(vector) == dim:
-                    for position in positions[key]:
-                        found[position] = vector
-            if rows:
+            rows = self._db.execute(
+                f"SELECT key, vector, digest FROM vectors WHERE key IN ({marks})",
+                chunk).fetchall()
+            good = [(key, blob) for key, blob, digest in rows
+                    if len(blob) == 4 * dim and digest == _digest(key, blob)]
+            self._drop_damaged(len(rows) - len(good), {key for key, _ in good},
+                               [key for key, _, _ in rows])
+            for key, blob in good:
+                for position in positions[key]:
+                    found[position] = np.frombuffer(blob, dtype=np.float32)
+            if good:
                 with self._db:
                     self._db.executemany("UPDATE vectors SET used = ? WHERE key = ?",
-                                         [(time.time_ns() // 1000, key) for key, _ in rows])
+                                         [(time.time_ns() // 1000, key) for key, _ in good])
         return found
+
+    def _drop_damaged(self, count: int, good: set[bytes], keys: list[bytes]) -> None:
+        if not count:
+            return
+        _log.warning("%d damaged vector(s) in the embedding cache %s were dropped; their "
+                     "texts will be encoded again", count, self.path)
+        with self._db:
+            self._db.executemany("DELETE FROM vectors WHERE key = ?",
+                                 [(key,) for key in keys if key not in good])
 
     def put(self, namespace: str, texts: Sequence[str], vectors: NDArray[np.float32]) -> None:
         """Store `vectors` (one row per text) in one transaction, then keep within bounds."""
         now = time.time_ns() // 1000  # microseconds: batches written in one second still order
-        rows = [(_key(namespace, text), np.ascontiguousarray(vector, np.float32).tobytes(), now)
-                for text, vector in zip(texts, vectors)]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+        rows = []
+        for text, vector in zip(texts, vectors):
+            key, blob = _key(namespace, text), np.ascontiguousarray(vector, np.float32).tobytes()
+            rows.append((key, blob, _digest(key, blob), now))
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.DatabaseError as exc:  # the vectors are computed: only caching fails
+            self._recover(exc)
+            return
         if self._bytes() > self.max_bytes:
             self.prune(int(self.max_bytes * 0.9))
 
