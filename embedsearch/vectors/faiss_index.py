@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError
 from .base import Hits, VectorIndex, register_backend
-from .faisslib import faiss, id_selector, training_sample
+from .faisslib import faiss, id_selector, training_sample, write_index
 from .tuning import hnsw_params, ivf_params, search_threads
 
 __all__ = ["FaissIndex", "factory_for"]
@@ -142,7 +142,7 @@ class FaissIndex(VectorIndex):
         return scores, keys
 
     def save(self, directory: Path) -> list[str]:
-        faiss.write_index(self._index, str(directory / _INDEX_FILE))
+        write_index(self._index, directory / _INDEX_FILE)
         np.save(directory / _KEYS_FILE, self._keys)
         return [_INDEX_FILE, _KEYS_FILE]
 

@@ -6,19 +6,32 @@ DirectMap); typing it as Any is more honest than a page of ignores.
 
 from __future__ import annotations
 
+import errno
+import os
+from pathlib import Path
 from typing import Any
 
 import faiss as _faiss
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["faiss", "id_selector", "training_sample"]
+__all__ = ["faiss", "id_selector", "training_sample", "write_index"]
 
 #: Vectors k-means (IVF lists, PQ codebooks) trains on: more adds little quality and
 #: costs minutes (k-means over all 1M vectors for 4,000 lists is tens of TFLOP).
 TRAIN_SAMPLE = 150_000
 
 faiss: Any = _faiss
+
+
+def write_index(index: Any, path: Path) -> None:
+    """faiss.write_index, with a failed write (a full disk) raised as the OSError it is:
+    FAISS reports it as a RuntimeError, which callers would take for a bug."""
+    try:
+        faiss.write_index(index, str(path))
+    except RuntimeError as exc:  # writing to a file, its only failure is the file's
+        code = errno.ENOSPC if "No space left" in str(exc) else errno.EIO
+        raise OSError(code, f"could not write {path}: {os.strerror(code)}") from None
 
 
 def id_selector(allowed: NDArray[np.int64] | None, exclude: NDArray[np.int64] | None) -> Any:

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError
 from .base import Hits, VectorIndex, register_backend
-from .faisslib import faiss, id_selector, training_sample
+from .faisslib import faiss, id_selector, training_sample, write_index
 from .tuning import ivfpq_params, search_threads
 
 __all__ = ["RerankedIndex"]
@@ -104,7 +104,7 @@ class RerankedIndex(VectorIndex):
         return scores_out, keys_out
 
     def save(self, directory: Path) -> list[str]:
-        faiss.write_index(self._index, str(directory / _CODES_FILE))
+        write_index(self._index, directory / _CODES_FILE)
         np.save(directory / _VECTORS_FILE, self._vectors)
         np.save(directory / _KEYS_FILE, self._keys)
         return [_CODES_FILE, _VECTORS_FILE, _KEYS_FILE]
