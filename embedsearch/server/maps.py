@@ -3,7 +3,8 @@
 An index without a current map gets one computed in a background thread (UMAP over 80k
 papers takes a few minutes) and stored with the index by the engine, so the next start
 finds it. Until then GET /map says `computing`; a map of other data is never served,
-and after a write over HTTP the new generation's map is computed afresh.
+and after a write (over HTTP, or by another process) the new generation's map is
+computed afresh.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class MapService:
         """The GET /map response body (UTF-8 JSON, gzipped if `compressed`)."""
         current = self._engine.corpus_map()
         if current is None:
+            self.start()  # another process may have written the index: map the new data
             state = self.status()
             detail = {"failed": self._failure, "off": "the server was started with "
                       "--no-map", "computing": "the map is being computed; ask again "
