@@ -16,6 +16,7 @@ from embedsearch.server.schemas import LIMITS
 
 from .conftest import CliResult
 
+LOCAL = "http://localhost"  # a Host the server answers to (not TestClient's "testserver")
 LORVP = "000_ae22c05437d8edef:1"  # the LoR-VP (low-rank visual prompting) abstract
 NEW_PAPER = {"id": "new:qec", "title": "Surface codes on superconducting qubits",
              "abstract": "We study quantum error correction with surface codes on "
@@ -26,14 +27,15 @@ NEW_PAPER = {"id": "new:qec", "title": "Surface codes on superconducting qubits"
 @pytest.fixture(scope="module")
 def client(seed_engine: SearchEngine) -> Iterator[TestClient]:
     """Read-only API over the shared seed index (no map computation: tested below)."""
-    with TestClient(create_app(seed_engine, compute_map=False)) as client:
+    with TestClient(create_app(seed_engine, compute_map=False), base_url=LOCAL) as client:
         yield client
 
 
 @pytest.fixture
 def writable(seed_copy: Path) -> Iterator[tuple[TestClient, SearchEngine]]:
     engine = SearchEngine.open(seed_copy)
-    with TestClient(create_app(engine, allow_writes=True, compute_map=False)) as client:
+    with TestClient(create_app(engine, allow_writes=True, compute_map=False),
+                    base_url=LOCAL) as client:
         yield client, engine
     engine.close()
 
@@ -240,7 +242,7 @@ def test_batched_searches_answer_each_request_as_alone(seed_engine: SearchEngine
 def test_the_map_follows_writes_and_is_never_stale(seed_copy: Path) -> None:
     engine = SearchEngine.open(seed_copy)
     app = create_app(engine, allow_writes=True)
-    with TestClient(app) as client:
+    with TestClient(app, base_url=LOCAL) as client:
         app.state.maps.wait(60)
         ready = client.get("/map").json()
         assert ready["status"] == "ready" and ready["count"] == 38 == len(ready["ids"])

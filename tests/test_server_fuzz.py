@@ -32,13 +32,15 @@ pytestmark = pytest.mark.slow
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
+# The Host header schemathesis sends; the server refuses names it was not given.
+HOST = "testserver"
 FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
 
 
 @pytest.fixture(scope="module")
 def read_only_app(seed_engine: SearchEngine) -> Any:
-    return create_app(seed_engine, compute_map=False)
+    return create_app(seed_engine, compute_map=False, allowed_hosts=[HOST])
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +50,7 @@ def writable_app(seed_index: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     target = tmp_path_factory.mktemp("fuzz") / "index"
     shutil.copytree(seed_index, target)
     engine = SearchEngine.open(target)
-    yield create_app(engine, allow_writes=True, compute_map=False)
+    yield create_app(engine, allow_writes=True, compute_map=False, allowed_hosts=[HOST])
     engine.close()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -161,16 +162,28 @@ def map(args: argparse.Namespace) -> None:
 def serve(args: argparse.Namespace) -> None:
     try:
         from ..server import serve
+        from ..server.security import check_options, is_wildcard
     except ImportError as exc:
         raise DependencyError(f"embedsearch serve needs the server extra ({exc.name} is "
                               "missing): pip install 'embedsearch[server]'") from None
 
+    # An explicit empty --token is an error, not "no token": only the variables may be empty.
+    token = args.token if args.token is not None else os.environ.get("EMBEDSEARCH_TOKEN") or None
+    read_token = (args.read_token if args.read_token is not None
+                  else os.environ.get("EMBEDSEARCH_READ_TOKEN") or None)
+    check_options(args.host, allow_writes=args.allow_writes, token=token,
+                  read_token=read_token, cors_origins=args.cors_origin)
+    if is_wildcard(args.host) and not args.allowed_host:
+        _say(args, f"Note: on --host {args.host} only requests to localhost are answered; "
+                   "pass --allowed-host NAME for each name or address clients use.")
     engine = _open(args)
     _say(args, f"Serving {engine.path} ({len(engine)} papers) on http://{args.host}:"
                f"{args.port}/ ({'read-write' if args.allow_writes else 'read-only'}); "
                "Ctrl+C stops.")
     serve(engine, host=args.host, port=args.port, allow_writes=args.allow_writes,
-          compute_map=not args.no_map, log_level="warning" if args.quiet else "info")
+          compute_map=not args.no_map, log_level="warning" if args.quiet else "info",
+          token=token, read_token=read_token, allowed_hosts=args.allowed_host,
+          cors_origins=args.cors_origin)
 
 
 # -- the parser --------------------------------------------------------------------------

@@ -5,26 +5,30 @@ as many as they need. Endpoints are plain functions run in FastAPI's thread pool
 engine serialises its own use of the encoder, FAISS and SQLite, so concurrent requests
 are safe. Every failure a request can cause is a 4xx with a message naming the
 parameter at fault; the index is read-only unless `allow_writes`. Single searches that
-arrive together are answered in one encoding batch (`batching`).
+arrive together are answered in one encoding batch (`batching`). Tokens, the Host
+allow-list, CORS and the browser's security headers are layers around it (`security`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Query, Request, Response
+from fastapi import APIRouter, FastAPI, Query, Request, Response, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
+from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
 
 from .._version import __version__
 from ..engine import SearchEngine
-from ..errors import InputError, PaperNotFoundError, QueryError
+from ..errors import IndexBusyError, InputError, PaperNotFoundError, QueryError
 from ..filters import Filters
 from ..results import hit_record
 from .batching import SearchBatcher
@@ -43,6 +47,7 @@ from .schemas import (
     SimilarOut,
     WriteOut,
 )
+from .security import Access, BearerAuth, HostCheck, SecurityHeaders
 
 __all__ = ["ApiError", "create_app"]
 
@@ -52,6 +57,8 @@ _NOT_FOUND: dict[int | str, dict[str, Any]] = {**_ERRORS, 404: {"model": ErrorOu
 _TOO_LARGE: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "the request body is over the size limit"}}
 _FLAG = re.compile(r"^--(\w+): ")
+WRITE_WAIT_S = 10.0  # how long a write waits for another process's write to finish
+RETRY_AFTER_S = 5
 
 # Query parameters shared by search and similar.
 ModeParam = Annotated[Mode, Query(description="hybrid (BM25 and dense, fused; default), "
@@ -151,9 +158,12 @@ def _paper_routes(engine: SearchEngine) -> APIRouter:
     return router
 
 
-def _write_routes(engine: SearchEngine, maps: MapService, allowed: bool) -> APIRouter:
+def _write_routes(engine: SearchEngine, maps: MapService, allowed: bool,
+                  wait: float) -> APIRouter:
     refusal: dict[int | str, dict[str, Any]] = {
-        403: {"model": ErrorOut, "description": "the server is read-only"}}
+        403: {"model": ErrorOut, "description": "the server is read-only"},
+        503: {"model": ErrorOut, "description": "another process is writing the index; "
+                                                "retry after the Retry-After seconds"}}
     router = APIRouter(tags=["writes"], responses={**_NOT_FOUND, **refusal})
 
     def check() -> None:
@@ -221,6 +231,12 @@ def _page_routes() -> APIRouter:
     def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
+    # FastAPI's own /docs loads Swagger UI from a CDN and starts it with an inline script:
+    # this page uses the vendored copy and a script file, so it works offline under the CSP.
+    @router.get("/docs")
+    def docs() -> FileResponse:
+        return FileResponse(STATIC / "docs.html", headers={"Cache-Control": "no-cache"})
+
     return router
 
 
@@ -236,6 +252,12 @@ def _install_errors(app: FastAPI) -> None:
                           "body")
         return _error(exc.status_code, str(exc.detail))
 
+    @app.exception_handler(IndexBusyError)
+    async def busy(request: Request, exc: IndexBusyError) -> JSONResponse:
+        response = _error(503, f"the index is busy with another write ({exc}); retry later")
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return response
+
     @app.exception_handler(PaperNotFoundError)
     async def not_found(request: Request, exc: PaperNotFoundError) -> JSONResponse:
         return _error(404, f"no paper with id '{exc.paper_id}'", "paper_id")
@@ -250,13 +272,39 @@ def _install_errors(app: FastAPI) -> None:
         return _error(422, f"{name}: {first.get('msg', 'invalid value')}", name)
 
 
-def create_app(engine: SearchEngine, *, allow_writes: bool = False,
-               compute_map: bool = True) -> FastAPI:
+def _bearer(documented: bool) -> list[Any]:
+    """The bearer scheme in the OpenAPI schema, so that /docs sends the token; it is
+    `BearerAuth` that enforces it, before the body is read."""
+    return [Security(HTTPBearer(auto_error=False, scheme_name="bearer"))] if documented else []
+
+
+def _install_layers(app: FastAPI, access: Access) -> None:
+    # Starlette runs the last one added first: headers, Host, CORS, then the token.
+    app.add_middleware(BearerAuth, access=access)
+    if access.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(access.cors_origins),
+                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["Authorization", "Content-Type"])
+    app.add_middleware(HostCheck, access=access)
+    app.add_middleware(SecurityHeaders)
+
+
+def create_app(engine: SearchEngine, *, allow_writes: bool = False, compute_map: bool = True,
+               token: str | None = None, read_token: str | None = None,
+               allowed_hosts: Iterable[str] = (), cors_origins: Iterable[str] = (),
+               write_wait: float = WRITE_WAIT_S) -> FastAPI:
     """The API and page over `engine`, which the caller opens and closes.
 
     `compute_map`: compute the corpus map in the background at startup when the index
-    has no current one (and again after each write).
+    has no current one (and again after each write). `token`: writes need it as a
+    bearer token (and it grants reads); `read_token`: every endpoint but the page shell
+    and the API description needs one of the two. `allowed_hosts`: Host header names
+    answered besides the loopback ones. `cors_origins`: pages on these origins may call
+    the API (none by default). `write_wait`: seconds a write waits for the index's
+    write lock before it is answered 503.
     """
+    access = Access.of(token=token, read_token=read_token, allowed_hosts=allowed_hosts,
+                       cors_origins=cors_origins)
     maps = MapService(engine, enabled=compute_map)
     batcher = SearchBatcher(engine)
 
@@ -267,14 +315,23 @@ def create_app(engine: SearchEngine, *, allow_writes: bool = False,
         batcher.close()
 
     app = FastAPI(title="embedsearch", version=__version__, lifespan=lifespan,
-                  max_body_size=LIMITS.body_bytes,
+                  max_body_size=LIMITS.body_bytes, docs_url=None, redoc_url=None,
+                  swagger_ui_oauth2_redirect_url=None,
                   description="Semantic search over research papers. Hits have the shape "
                               "of `embedsearch search --json` lines.")
     app.state.maps = maps
     _install_errors(app)
-    for router in (_search_routes(engine, batcher), _paper_routes(engine),
-                   _write_routes(engine, maps, allow_writes),
-                   _service_routes(engine, maps, allow_writes), _page_routes()):
-        app.include_router(router)
+    reads = _bearer(access.read_token is not None)
+    writes = _bearer(access.token is not None or access.read_token is not None)
+    writer = _write_routes(engine, maps, allow_writes, write_wait)
+    routers = [(_search_routes(engine, batcher), reads), (_paper_routes(engine), reads),
+               (writer, writes), (_service_routes(engine, maps, allow_writes), reads),
+               (_page_routes(), [])]
+    for router, dependencies in routers:
+        app.include_router(router, dependencies=dependencies)
+    # Only the write routes change the index: a POST anywhere else (a search) is a read.
+    access = replace(access, reads=tuple(route for router, _ in routers if router is not writer
+                                         for route in router.routes))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _install_layers(app, access)
     return app

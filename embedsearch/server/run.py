@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..engine import SearchEngine
 from .app import create_app
 
@@ -9,15 +11,22 @@ __all__ = ["serve"]
 
 
 def serve(engine: SearchEngine, *, host: str = "127.0.0.1", port: int = 8000,
-          allow_writes: bool = False, compute_map: bool = True,
-          log_level: str = "info") -> None:
-    """Serve `engine`'s index until interrupted (loopback only by default); closes it."""
+          allow_writes: bool = False, compute_map: bool = True, log_level: str = "info",
+          token: str | None = None, read_token: str | None = None,
+          allowed_hosts: Sequence[str] = (), cors_origins: Sequence[str] = ()) -> None:
+    """Serve `engine`'s index until interrupted (loopback only by default); closes it.
+
+    The address listened on is a Host name the server answers to (unless a wildcard),
+    besides the loopback names and `allowed_hosts`.
+    """
     import uvicorn
 
     try:
+        app = create_app(engine, allow_writes=allow_writes, compute_map=compute_map,
+                         token=token, read_token=read_token,
+                         allowed_hosts=[host, *allowed_hosts], cors_origins=cors_origins)
         # Load the model now, once, so that the first request does not pay for it.
         engine.search("warm up the encoder", k=1)
-        app = create_app(engine, allow_writes=allow_writes, compute_map=compute_map)
         # One process: the model and the index are loaded once and shared by the
         # request threads; the engine serialises what must not run concurrently.
         uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1)

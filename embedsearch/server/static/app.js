@@ -46,9 +46,40 @@
     node.classList.toggle("error", isError);
   }
 
+  // -- the access token, when the server wants one (serve --read-token) -----------------
+  // Asked for once, kept for this tab only (sessionStorage), sent as a bearer header.
+  const TOKEN_KEY = "embedsearch-token";
+  let asking = null; // one prompt for the requests refused together
+  let declined = false; // cancelled: do not ask again until the page is reloaded
+
+  function askToken(refused) {
+    if (declined) return Promise.resolve("");
+    asking = asking || Promise.resolve().then(() => {
+      const token = (window.prompt(refused ? "That token was refused. Access token:"
+        : "This server needs an access token:") || "").trim();
+      if (token) sessionStorage.setItem(TOKEN_KEY, token);
+      else { sessionStorage.removeItem(TOKEN_KEY); declined = true; }
+      asking = null;
+      return token;
+    });
+    return asking;
+  }
+
+  async function authorizedFetch(url, options = {}) {
+    const send = (token) => fetch(url, { ...options, headers: { ...options.headers,
+      ...(token ? { Authorization: `Bearer ${token}` } : {}) } });
+    const used = sessionStorage.getItem(TOKEN_KEY);
+    const response = await send(used);
+    if (response.status !== 401) return response;
+    // Another request may have asked already while this one was on its way.
+    const current = sessionStorage.getItem(TOKEN_KEY);
+    const token = current && current !== used ? current : await askToken(Boolean(used));
+    return token ? send(token) : response;
+  }
+
   async function api(path, params) {
     const url = params ? `${path}?${params}` : path;
-    const response = await fetch(url, { headers: { Accept: "application/json" } });
+    const response = await authorizedFetch(url, { headers: { Accept: "application/json" } });
     const data = await response.json().catch(() => ({}));
     if (!response.ok) throw new Error(data.detail || `${response.status} ${response.statusText}`);
     return data;
