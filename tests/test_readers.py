@@ -202,3 +202,41 @@ def test_json_that_is_not_an_array(tmp_path: Path) -> None:
 
 def test_broken_gzip(tmp_path: Path) -> None:
     assert "not a readable gzip file" in error_of(write(tmp_path / "b.jsonl.gz", b"plain"))
+
+
+# -- streaming: the line formats hold one record at a time, not the file -------------------
+def _stream_file(path: Path, count: int) -> Path:
+    abstract = "Sparse attention scales to long inputs without quadratic cost. " * 15
+    suffix = path.suffix if path.suffix != ".gz" else path.with_suffix("").suffix
+    if suffix == ".jsonl":
+        body = "".join(json.dumps({"id": f"p{i}", "abstract": abstract}) + "\n"
+                       for i in range(count))
+    elif suffix == ".csv":
+        body = "id,abstract\n" + "".join(f'p{i},"{abstract}"\n' for i in range(count))
+    elif suffix == ".ris":
+        body = "".join(f"TY  - JOUR\nID  - p{i}\nAB  - {abstract}\nER  - \n\n"
+                       for i in range(count))
+    else:
+        body = "".join(f"{abstract} Paper {i}.\n\n" for i in range(count))
+    data = body.encode()
+    path.write_bytes(gzip.compress(data, 1) if path.suffix == ".gz" else data)
+    return path
+
+
+@pytest.mark.parametrize("name", ["s.jsonl", "s.csv", "s.txt", "s.ris", "s.jsonl.gz"])
+def test_line_formats_stream(tmp_path: Path, name: str) -> None:
+    import tracemalloc
+
+    from embedsearch.readers import iter_papers
+
+    path = _stream_file(tmp_path / name, 1_000)  # about 1 MB of text
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in iter_papers([path]))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    size = len(gzip.decompress(path.read_bytes())) if path.suffix == ".gz" else \
+        path.stat().st_size
+    assert count == 1_000
+    assert peak < size / 4, f"reading held {peak:,} bytes of a {size:,}-byte file at once"

@@ -32,6 +32,9 @@ def _rows(path: Path, delimiter: str) -> Iterator[tuple[int, list[str]]]:
             reason = str(exc)
             if "unexpected end of data" in reason or "EOF" in reason:
                 reason = "a quoted cell is never closed (unmatched '\"')"
+            elif "field larger than field limit" in reason:
+                reason = (f"a cell runs past {csv.field_size_limit():,} characters, longer "
+                          "than any abstract: most likely a quote is never closed")
             raise InputError(f"malformed CSV: {reason}", path=path, line=start) from None
         yield start, row
 
