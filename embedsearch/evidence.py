@@ -7,12 +7,22 @@ query (purely semantic matches) get the sentence closest to the query vector ins
 their sentences encoded in one batch; further such hits get their first sentence.
 Encoding sentences is the one costly step: measured here, 80 sentences (ten word-less
 hits) took 30 ms, 24 (three hits) 10 ms.
+
+For papers like given papers (`shared=True`, what `similar` asks) the "query" is the
+examples' whole text, so its words are filtered to content words first: a word counts
+when at most `MAX_SHARED_DF` of the index's papers hold it (the field's boilerplate,
+"we", "model", "propose", is in more) and it is not in `_BOILERPLATE`, the words that
+small indexes cannot tell apart by frequency. The hit's terms are then the content
+words both papers share, rarest first.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,9 +30,44 @@ from numpy.typing import NDArray
 from .lexical import LexicalIndex
 from .papers import split_sentences
 
-__all__ = ["SEMANTIC_HITS", "Evidence", "find_evidence"]
+__all__ = ["MAX_SHARED_DF", "SEMANTIC_HITS", "Evidence", "content_words", "find_evidence"]
 
 SEMANTIC_HITS = 3
+#: The largest share of the index's papers a word may occur in and still be evidence
+#: that two papers are alike (at least `MIN_COMMON` papers, so that on a small index a
+#: word is not dropped for being in a few). On the 79.5k dev papers 0.1 keeps "graph"
+#: (6.5%) and "language" (7.2%) and drops "neural" (13%), "model" (48%), "we" (83%).
+MAX_SHARED_DF = 0.1
+MIN_COMMON = 10
+_MAX_COUNT = 3
+# Of a sentence's shared words, those weighing at least this share of the heaviest are
+# highlighted: a word the examples mention once in passing adds to the sentence's score
+# but would mostly distract as a highlight.
+_SHOWN = 0.5
+# Function words beyond the lexical index's 33 stopwords, and the verbs and nouns every
+# abstract uses to describe itself. On a large index the frequency rule drops them
+# anyway; on a small one (the bundled 38 papers) "we" or "propose" is rare enough to
+# pass it, and a highlighted "we" tells a reader nothing.
+_BOILERPLATE = frozenset("""
+about above across after again against all almost along already also although always
+among amongst another any anyone anything around back because been before being below
+between beyond both can cannot could did do does doing done down during each either
+else enough etc even ever every few first former from further had has have having
+here hence how however itself just last latter least less made make makes many may
+more moreover most much must neither never nevertheless next now often once one only
+onto other others otherwise our ours ourselves out over own per perhaps rather same
+second several she should since so some still than thereby therefore thus through
+throughout too toward towards two under until up upon us very via was we well
+were what whatever when where whereas whether which while who whom whose why within
+without would yet you your
+abstract achieve achieves address addresses approach approaches based demonstrate
+demonstrates effective effectively enable enables enabling existing experiment
+experiments extensive finally furthermore given introduce introduces key method
+methods new novel outperform outperforms paper present presents problem propose
+proposed proposes recent recently research result results set show shows significant
+significantly state study task tasks use used uses using various work focus focuses
+gain gains multi non pre wise
+""".split())
 
 
 @dataclass(frozen=True)
@@ -33,14 +78,45 @@ class Evidence:
     terms: tuple[str, ...]
 
 
+@cache
+def _boilerplate_stems() -> frozenset[str]:
+    from .lexical import Tokenizer
+
+    return frozenset(Tokenizer().words(" ".join(sorted(_BOILERPLATE))))
+
+
+def _common_idf(papers: int) -> float:
+    """The BM25 idf (Lucene's, as `LexicalIndex.idf`) of a word in the most papers the
+    frequency rule allows: a word of lower idf is too common to be evidence."""
+    df = max(MIN_COMMON, MAX_SHARED_DF * papers)
+    return math.log1p(max(papers - df + 0.5, 0.0) / (df + 0.5))
+
+
+def content_words(text: str, lexical: LexicalIndex) -> dict[str, float]:
+    """The stems of `text` that can show a paper like it, each with its weight: its idf
+    times its count in `text` (up to `_MAX_COUNT`), as a word the examples repeat is
+    their topic, and one they mention once in passing mostly is not. Boilerplate,
+    numbers and words in too many of the index's papers are left out."""
+    counts = Counter(stem for stem in lexical.tokenizer.words(text)
+                     if not stem.isdigit() and stem not in _boilerplate_stems())
+    idf = lexical.idf(sorted(counts))
+    limit = _common_idf(len(lexical))
+    return {stem: value * min(counts[stem], _MAX_COUNT) for stem, value in idf.items()
+            if value > limit}
+
+
 def _lexical(sentences: Sequence[str], words: Sequence[list[tuple[str, str]]],
-             query: set[str], idf: dict[str, float]) -> Evidence | None:
-    """The sentence whose words (as written, stem) shared with `query` weigh most."""
+             idf: dict[str, float], shared: bool) -> Evidence | None:
+    """The sentence whose words (as written, stem) among `idf`'s weigh most."""
     best, best_score = None, 0.0
     for sentence, surface in zip(sentences, words):
-        matched = {(written, stem) for written, stem in surface if stem in query}
+        matched = [(written, stem) for written, stem in surface if stem in idf]
         score = sum(idf[stem] for stem in {stem for _, stem in matched})
         if score > best_score:
+            if shared:  # the words that carry the match, heaviest first
+                top = max(idf[stem] for _, stem in matched)
+                matched = [pair for pair in matched if idf[pair[1]] >= _SHOWN * top]
+                matched.sort(key=lambda pair: -idf[pair[1]])  # stable: ties in text order
             terms = tuple(dict.fromkeys(written for written, _ in matched))
             best, best_score = Evidence(sentence, terms), score
     return best
@@ -48,13 +124,18 @@ def _lexical(sentences: Sequence[str], words: Sequence[list[tuple[str, str]]],
 
 def find_evidence(abstracts: Sequence[str], query_text: str, lexical: LexicalIndex,
                   query_vector: NDArray[np.float32] | None,
-                  encode: Callable[[list[str]], NDArray[np.float32]]) -> list[Evidence]:
-    """Evidence for each abstract: lexical where words match, else semantic."""
-    query = set(lexical.tokenizer.words(query_text))
-    idf = lexical.idf(sorted(query))
+                  encode: Callable[[list[str]], NDArray[np.float32]], *,
+                  shared: bool = False) -> list[Evidence]:
+    """Evidence for each abstract: lexical where words match, else semantic.
+
+    `shared`: `query_text` is the text of example papers, and the words that count are
+    their content words (`content_words`) that the abstract shares.
+    """
+    idf = (content_words(query_text, lexical) if shared
+           else lexical.idf(sorted(set(lexical.tokenizer.words(query_text)))))
     sentences = [split_sentences(abstract) or [abstract] for abstract in abstracts]
     words = iter(lexical.tokenizer.surface([s for group in sentences for s in group]))
-    found = [_lexical(group, [next(words) for _ in group], query, idf) for group in sentences]
+    found = [_lexical(group, [next(words) for _ in group], idf, shared) for group in sentences]
     missing = [i for i, item in enumerate(found) if item is None][:SEMANTIC_HITS]
     if missing and query_vector is not None:
         flat = [sentence for i in missing for sentence in sentences[i]]

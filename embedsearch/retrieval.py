@@ -137,7 +137,8 @@ class Retriever:
                    if len(lexical_scores) and len(keys) else None)
         found = (find_evidence([papers[int(key)].abstract for key in keys],
                                request.evidence_text, self._parts.lexical, request.vector,
-                               self._encode) if evidence else None)
+                               self._encode, shared=request.text is None)
+                 if evidence else None)
         return [
             Hit(rank, float(score), papers[int(key)],
                 dense_score=float(dense[i]) if dense is not None else None,
