@@ -36,15 +36,34 @@ BIBTEX_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 _DATE_YEAR = re.compile(r"\s*([0-9]{4})\b")
+_NAME_TOKENS = re.compile(r"[{}]|\s+and\s+", re.IGNORECASE)
 # bibtexparser reports each aborted block on its own logger; our InputError says the same
 # in one line, so its messages stay out of the terminal unless an application asks.
 logging.getLogger("bibtexparser").addHandler(logging.NullHandler())
 
 
-def _authors(value: str) -> list[str]:
-    from bibtexparser.middlewares.names import split_multiple_persons_names
+def _split_names(value: str) -> list[str]:
+    """`value` split on " and " outside braces ("{Barnes and Noble}" is one name).
 
-    names = (first_last(latex_to_text(name)) for name in split_multiple_persons_names(value))
+    Our own, as bibtexparser's splitter drops an accent such as \\' at the start of a
+    name after "and" ("A and \\'Emile Zola" gave "Emile Zola").
+    """
+    names, depth, start = [], 0, 0
+    for match in _NAME_TOKENS.finditer(value):
+        token = match.group()
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            names.append(value[start:match.start()])
+            start = match.end()
+    names.append(value[start:])
+    return [name.strip() for name in names if name.strip()]
+
+
+def _authors(value: str) -> list[str]:
+    names = (first_last(latex_to_text(name)) for name in _split_names(value))
     return [name for name in names if name]
 
 
