@@ -18,6 +18,7 @@ import numpy as np
 from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, resolve_model
 from .errors import IndexIncompatibleError, PaperNotFoundError, QueryError
+from .examples import resolve_examples
 from .filters import Filters
 from .indexing import (
     DEFAULT_LEXICAL_FIELDS,
@@ -35,7 +36,7 @@ from .papers import DEFAULT_FIELDS, Paper
 from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
 from .readers import read_papers
 from .readers.records import papers_from_records
-from .results import Hit
+from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query, unit
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, load_index
@@ -217,7 +218,7 @@ class SearchEngine:
 
     def search(self, query: str, k: int = 10, *, filters: Filters | None = None,
                mode: str = "hybrid", positives: Sequence[str] = (), diverse: bool = False,
-               evidence: bool = True) -> list[Hit]:
+               evidence: bool = True) -> Hits:
         """The `k` papers that best match `query`, best first.
 
         `mode`: hybrid (BM25 and dense, fused; the default), dense or lexical.
@@ -231,7 +232,7 @@ class SearchEngine:
     def search_many(self, queries: Sequence[str], k: int = 10, *,
                     filters: Filters | None = None, mode: str = "hybrid",
                     positives: Sequence[str] = (), diverse: bool = False,
-                    evidence: bool = True) -> list[list[Hit]]:
+                    evidence: bool = True) -> list[Hits]:
         """`search` for each query, their vectors encoded together in one batch."""
         if isinstance(queries, str):
             raise QueryError("search_many takes a list of queries; use search for one")
@@ -252,12 +253,12 @@ class SearchEngine:
                 if vector is not None and pull is not None:
                     vector = unit(vector + pull)
                 request = Request(text, vector, examples, text)
-                results.append(retriever.hits(request, k, mode, allowed, diverse, evidence))
+                results.append(Hits(retriever.hits(request, k, mode, allowed, diverse, evidence)))
             return results
 
     def similar(self, paper_ids: str | Sequence[str], k: int = 10, *,
                 negatives: Sequence[str] = (), filters: Filters | None = None,
-                diverse: bool = False, evidence: bool = True) -> list[Hit]:
+                diverse: bool = False, evidence: bool = True) -> Hits:
         """The `k` papers closest to the given papers and, with `negatives`, far from those.
 
         Ranked by the stored vectors (nothing is re-encoded): the mean of the positive
@@ -277,8 +278,35 @@ class SearchEngine:
             examples = self._store.papers(int(key) for key in keys)
             text = " ".join(f"{p.title} {p.abstract}" for p in examples.values())
             request = Request(None, unit(vector), np.union1d(keys, against), text)
-            return self._retriever().hits(request, k, "dense", self._allowed(filters),
-                                          diverse, evidence)
+            return Hits(self._retriever().hits(request, k, "dense", self._allowed(filters),
+                                               diverse, evidence))
+
+    def similar_to_papers(self, papers: Iterable[Paper | Mapping[str, Any]], k: int = 10, *,
+                          negatives: Iterable[Paper | Mapping[str, Any]] = (),
+                          filters: Filters | None = None, diverse: bool = False,
+                          evidence: bool = True) -> Hits:
+        """The `k` papers of the index closest to `papers`, which need not be in it.
+
+        A given paper the index holds (same id, or same title ignoring case, punctuation
+        and spacing) uses its stored vector and is never returned; the others are encoded
+        together in one batch. Ranked like `similar`: the mean of the papers' vectors
+        minus half the mean of the `negatives`' vectors.
+        """
+        check_k(k)
+        given, against = papers_from_records(papers), papers_from_records(negatives)
+        if not given:
+            raise QueryError("similar_to_papers needs at least one paper")
+        with self._lock:
+            found = resolve_examples([*given, *against], self._store, self._parts.vectors,
+                                     lambda texts: self._get_encoder().encode(texts),
+                                     self._manifest.text["fields"])
+            vector = found.vectors[: len(given)].mean(0)
+            if against:
+                vector = vector - NEGATIVE_WEIGHT * found.vectors[len(given):].mean(0)
+            text = " ".join(f"{p.title} {p.abstract}" for p in given)
+            request = Request(None, unit(vector), found.matched, text)
+            return Hits(self._retriever().hits(request, k, "dense", self._allowed(filters),
+                                               diverse, evidence))
 
     def _keys(self, paper_ids: Sequence[str]) -> np.ndarray:
         return np.array(sorted({self._key(i) for i in paper_ids}), dtype=np.int64)

@@ -1,13 +1,28 @@
-"""What a query returns: ranked hits as plain data."""
+"""What a query returns: ranked hits as plain data, and `Hits`, a list of them that
+shows itself as a table in Jupyter and converts to a pandas DataFrame."""
 
 from __future__ import annotations
 
+import html
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .errors import DependencyError
 from .papers import Paper
 
-__all__ = ["Hit", "hit_record"]
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["HIT_COLUMNS", "Hit", "Hits", "hit_record"]
+
+#: The fields of a JSON hit, in their order: the columns of CSV and of `Hits.to_pandas`.
+HIT_COLUMNS = (
+    "rank", "score", "id", "title", "title_derived", "abstract", "authors", "keywords",
+    "venue", "year", "url", "tldr", "primary_area", "dense_score", "lexical_score",
+    "evidence", "evidence_terms",
+)
+_HTML_ABSTRACT_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -46,3 +61,59 @@ def hit_record(hit: Hit, **extra: Any) -> dict[str, Any]:
     data = hit.to_dict()
     data["score"] = round(hit.score, 6)
     return {**data, **extra}
+
+
+def _cell(text: str, limit: int | None = None) -> str:
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return html.escape(text, quote=True)
+
+
+class Hits(list[Hit]):
+    """The hits of one query, best first: a plain `list[Hit]` that also renders as an
+    HTML table in Jupyter and converts to a pandas DataFrame."""
+
+    def __init__(self, hits: Iterable[Hit] = ()) -> None:
+        super().__init__(hits)
+
+    def papers(self) -> list[Paper]:
+        """The hits' papers, in rank order."""
+        return [hit.paper for hit in self]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """Each hit as JSON-ready data (the `--json` shape)."""
+        return [hit_record(hit) for hit in self]
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """A DataFrame with one row per hit and the JSON hit's fields as columns
+        (`HIT_COLUMNS`, in that order; component scores and evidence None where absent)."""
+        try:
+            import pandas
+        except ImportError:
+            raise DependencyError("Hits.to_pandas needs pandas, which is not installed: "
+                                  "pip install pandas (or pip install 'embedsearch[pandas]')"
+                                  ) from None
+        rows = [{column: record.get(column) for column in HIT_COLUMNS}
+                for record in self.to_records()]
+        return pandas.DataFrame(rows, columns=list(HIT_COLUMNS))
+
+    def _repr_html_(self) -> str:
+        """A table for Jupyter: every value HTML-escaped, since titles and abstracts are
+        arbitrary text from the corpus (a `<` in a formula must not become markup)."""
+        if not self:
+            return "<p><em>No papers match.</em></p>"
+        head = "".join(f"<th>{name}</th>" for name in
+                       ("rank", "score", "title", "venue", "year", "id", "evidence"))
+        rows = []
+        for hit in self:
+            paper = hit.paper
+            title = _cell(paper.title)
+            if paper.url.startswith(("https://", "http://")):  # never javascript: links
+                title = f'<a href="{_cell(paper.url)}" target="_blank">{title}</a>'
+            evidence = hit.evidence if hit.evidence is not None else paper.abstract
+            cells = (str(hit.rank), f"{hit.score:.3f}", title, _cell(paper.venue),
+                     str(paper.year or ""), _cell(paper.id),
+                     _cell(evidence, _HTML_ABSTRACT_CHARS))
+            rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+        return ("<table class=\"embedsearch-hits\"><thead><tr>" + head + "</tr></thead><tbody>"
+                + "".join(rows) + "</tbody></table>")

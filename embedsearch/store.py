@@ -168,6 +168,11 @@ class PaperStore:
         rows = self._db.execute("SELECT key FROM papers ORDER BY key").fetchall()
         return np.array([row[0] for row in rows], dtype=np.int64)
 
+    def titles(self) -> Iterable[tuple[int, str]]:
+        """Every (key, title), by key: matching given papers by title reads no abstracts."""
+        for row in self._db.execute("SELECT key, title FROM papers ORDER BY key"):
+            yield int(row[0]), str(row[1] or "")
+
     def iter_papers(self) -> Iterable[tuple[int, Paper]]:
         """Every (key, paper), by key."""
         for row in self._db.execute(f"SELECT {_COLUMNS} FROM papers ORDER BY key"):

@@ -211,3 +211,19 @@ def test_bench_quick_runs(tmp_path: Path) -> None:
     encoding = {row["pipeline"]: row for row in tables[0]["rows"]}
     assert any(name.endswith("(auto)") for name in encoding)
     assert all(row["mean cos"] >= 0.99 for row in encoding.values())
+
+
+def test_no_command_prints_the_overview(capsys: pytest.CaptureFixture[str]) -> None:
+    from embedsearch.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main([])
+    assert exit_.value.code == 2  # an incomplete command line, as argparse's own errors
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    for name, summary in (("search", "Find the papers that best match"),
+                          ("similar", "closest to given papers"), ("serve", "HTTP")):
+        assert any(line.split()[:1] == [name] and summary in line for line in lines), name
+    assert "most used:" in captured.err
+    assert sum(line.strip().startswith("embedsearch ") for line in lines) == 3

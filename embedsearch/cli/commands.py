@@ -13,8 +13,8 @@ from ..errors import DependencyError, EmbedSearchError, InputError
 from ..filters import Filters
 from . import output
 
-__all__ = ["add", "build", "cache", "info", "map", "remove", "search", "serve", "show",
-           "similar"]
+__all__ = ["add", "build", "cache", "info", "map", "overview", "remove", "search", "serve",
+           "show", "similar"]
 
 
 def _progress(args: argparse.Namespace) -> bool:
@@ -38,6 +38,11 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
         return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args),
                                          cache_dir=args.cache_dir)
     return SearchEngine.open(args.index, model=model, **options)
+
+
+def _shape(args: argparse.Namespace) -> str:
+    """How hits are printed: text, jsonl (also --json), bibtex or csv."""
+    return "jsonl" if args.json else args.output_format or "text"
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -90,21 +95,43 @@ def search(args: argparse.Namespace) -> None:
     options = {"filters": _filters(args), "mode": args.mode, "diverse": args.diverse,
                "positives": args.positive or (), "evidence": not args.no_evidence}
     if args.queries is None:
-        hits = engine.search(args.query, args.k, **options)
-        output.hits(hits, json_lines=args.json)
+        output.results([(engine.search(args.query, args.k, **options), {})], _shape(args))
         return
     numbered = _read_queries(args.queries)
     results = engine.search_many([query for _, query in numbered], args.k, **options)
-    for (number, query), hits in zip(numbered, results):
-        output.hits(hits, json_lines=args.json, query=query, query_index=number)
+    output.results([(hits, {"query_index": number, "query": query})
+                    for (number, query), hits in zip(numbered, results)], _shape(args))
 
 
 def similar(args: argparse.Namespace) -> None:
+    from .reading import example_papers, read_ids
+
+    ids = list(dict.fromkeys([*args.paper_ids, *read_ids(args.ids_file or [])]))
+    if not ids and not args.from_files:
+        raise InputError("give the papers to start from: PAPER_IDs, --ids-file FILE or "
+                         "--from FILE")
     engine = _open(args)
-    hits = engine.similar(args.paper_ids, args.k, negatives=args.negative or (),
-                          filters=_filters(args), diverse=args.diverse,
-                          evidence=not args.no_evidence)
-    output.hits(hits, json_lines=args.json, query_id=",".join(args.paper_ids))
+    options = {"filters": _filters(args), "diverse": args.diverse,
+               "evidence": not args.no_evidence}
+    if args.from_files or args.not_from:
+        papers = example_papers(engine, ids, args.from_files)
+        negatives = example_papers(engine, args.negative or [], args.not_from)
+        hits = engine.similar_to_papers(papers, args.k, negatives=negatives, **options)
+        ids = [paper.id for paper in papers]
+    else:
+        hits = engine.similar(ids, args.k, negatives=args.negative or (), **options)
+    output.results([(hits, {"query_id": ",".join(ids)})], _shape(args))
+
+
+def overview(args: argparse.Namespace) -> None:
+    """`embedsearch` alone: the commands and the commonest uses, on stderr, status 2.
+
+    2, as for any unusable command line: a script that lost its command fails rather
+    than printing help to a pipe and succeeding; `embedsearch --help` is the one that
+    prints help and succeeds.
+    """
+    sys.stderr.write(args.overview)
+    raise SystemExit(2)
 
 
 def show(args: argparse.Namespace) -> None:

@@ -1,8 +1,10 @@
-"""How the CLI prints results: a readable ranked list, or one JSON object per line.
+"""How the CLI prints results: a readable ranked list, one JSON object per line, CSV,
+or a .bib file of the papers.
 
 The JSON shape is a contract for scripts: each hit has rank (1-based), id, score
 (cosine similarity, higher is closer, descending), title, abstract, year, venue and the
-other paper fields; batch searches add query_index (0-based line) and query.
+other paper fields; batch searches add query_index (0-based line) and query. CSV has
+the same fields as columns (`export.to_csv`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ if TYPE_CHECKING:
     from ..projection import CorpusMap
     from ..results import Hit
 
-__all__ = ["corpus_map", "hits", "info", "paper", "snippet"]
+__all__ = ["SHAPES", "corpus_map", "hits", "info", "paper", "results", "snippet"]
+
+#: How `results` prints hits: a readable list, or the formats of `export`.
+SHAPES = ("text", "jsonl", "bibtex", "csv")
 
 _SNIPPET_CHARS = 220
 
@@ -91,6 +96,25 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
         body = textwrap.fill(("» " if hit.evidence else "") + text, width,
                              initial_indent=indent, subsequent_indent=indent)
         out.write(_highlight(body, hit.evidence_terms, out.isatty()) + "\n")
+
+
+def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,
+            out: IO[str] | None = None) -> None:
+    """Print the hits of one or more queries, each with what names its query (`query`
+    and `query_index`, or `query_id`). CSV has one header; a .bib file holds each paper
+    once, whichever queries found it."""
+    out = out or sys.stdout
+    if shape in ("bibtex", "csv"):
+        from .. import export
+
+        if shape == "bibtex":
+            out.write(export.to_bibtex([hit for found, _ in batches for hit in found]))
+        else:
+            out.write(export.to_csv([hit_record(hit, **extra) for found, extra in batches
+                                     for hit in found]))
+        return
+    for found, extra in batches:
+        hits(found, json_lines=shape == "jsonl", out=out, **extra)
 
 
 def paper(record: Paper, *, json_lines: bool, out: IO[str] | None = None) -> None:

@@ -21,6 +21,13 @@ _BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-bf16", "openvin
 _FORMATS = ("text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "csl-json", "arxiv",
             "openalex")
 
+_COMMON = """\
+most used:
+  embedsearch search "low-rank visual prompting"          # the bundled ICLR 2025 sample
+  embedsearch build papers.jsonl --out indexes/mine       # index your own papers
+  embedsearch similar PAPER_ID --index indexes/mine       # papers like one you know
+"""
+
 _EXAMPLES = """\
 examples:
   embedsearch search "low-rank visual prompting"          # bundled ICLR 2025 sample
@@ -28,6 +35,8 @@ examples:
   embedsearch search "graph neural networks" --index indexes/mine -k 5 --year 2023-2025
   embedsearch similar nips2018:11607 --index indexes/mine --json
   embedsearch similar ID1 ID2 --not ID3 --index indexes/mine  # like these, unlike that
+  embedsearch similar --from refs.bib --index indexes/mine    # like your own papers
+  embedsearch search "diffusion" --format bibtex > diffusion.bib
   embedsearch add new.csv --index indexes/mine
   embedsearch remove nips2018:11607 --index indexes/mine
   embedsearch serve --index indexes/mine            # web page and API on 127.0.0.1:8000
@@ -90,8 +99,13 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
                              "duplicates do not fill the page")
     parser.add_argument("--no-evidence", action="store_true",
                         help="skip finding each hit's best-matching sentence")
-    parser.add_argument("--json", action="store_true",
-                        help="one JSON object per hit and line (rank, id, score, title, ...)")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true",
+                       help="one JSON object per hit and line (rank, id, score, title, ...)")
+    shape.add_argument("--format", dest="output_format", choices=("bibtex", "csv", "jsonl"),
+                       help="print the hits as a .bib file (the papers, keyed by id), CSV "
+                            "with a header (the JSON fields, lists joined with '; '), or "
+                            "JSON lines (the same as --json)")
 
 
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
@@ -116,7 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no progress bars or messages on stderr")
     common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     _add_cache_dir(common)
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # No COMMAND prints the overview (commands.overview) rather than argparse's bare
+    # "the following arguments are required"; the defaults are what `main` reads.
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
         return subparsers.add_parser(name, parents=[common], help=summary, description=summary)
@@ -167,11 +183,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query_options(search)
     search.set_defaults(run=run.search)
 
-    similar = command("similar", "Find the papers closest to papers of the index.")
-    similar.add_argument("paper_ids", nargs="+", metavar="PAPER_ID",
-                         help="one or more papers like the ones wanted")
+    similar = command("similar", "Find the papers closest to given papers, in the index or "
+                                 "not.")
+    similar.add_argument("paper_ids", nargs="*", metavar="PAPER_ID",
+                         help="one or more papers of the index like the ones wanted")
     similar.add_argument("--not", dest="negative", action="append", metavar="PAPER_ID",
                          help="a paper unlike the ones wanted (repeatable)")
+    similar.add_argument("--ids-file", action="append", metavar="FILE",
+                         help="more PAPER_IDs, one per line ('-' for stdin; blank lines and "
+                              "# comments ignored), as the web page's reading list exports")
+    similar.add_argument("--from", dest="from_files", action="append", metavar="FILE",
+                         help="papers like those of FILE (any input format: .bib, .jsonl, "
+                              ".csv, ...), in the index or not: those the index holds (same "
+                              "id or title) are never returned, the others are encoded "
+                              "(repeatable)")
+    similar.add_argument("--not-from", dest="not_from", action="append", metavar="FILE",
+                         help="papers unlike those of FILE (repeatable)")
     _add_query_options(similar)
     similar.set_defaults(run=run.similar)
 
@@ -244,4 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="let pages on ORIGIN (e.g. https://example.org) call the API "
                             "from a browser (repeatable; default: no other origin may)")
     serve.set_defaults(run=run.serve)
+    parser.set_defaults(run=run.overview, quiet=False, debug=False,
+                        overview=_overview(subparsers))
     return parser
+
+
+def _overview(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> str:
+    """What `embedsearch` alone prints: every command in a line, and the commonest uses."""
+    # argparse keeps each command's help only in this list; it has for every version.
+    rows = [(action.dest, action.help or "") for action in subparsers._choices_actions]
+    width = max(len(name) for name, _ in rows) + 2
+    lines = [f"  {name:<{width}}{summary}" for name, summary in rows]
+    return ("usage: embedsearch COMMAND [options]  (embedsearch COMMAND --help for its "
+            "options)\n\ncommands:\n" + "\n".join(lines) + "\n\n" + _COMMON)

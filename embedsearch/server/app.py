@@ -45,6 +45,7 @@ from .schemas import (
     PapersIn,
     SearchOut,
     SimilarOut,
+    SimilarPapersIn,
     WriteOut,
 )
 from .security import Access, BearerAuth, HostCheck, SecurityHeaders
@@ -132,6 +133,30 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
             {"query_index": number, "query": query,
              "hits": [hit_record(hit, query_index=number, query=query) for hit in hits]}
             for number, (query, hits) in enumerate(zip(body.queries, results))]}
+
+    @router.post("/similar", response_model=SimilarOut, response_model_exclude_unset=True,
+                 responses=_TOO_LARGE)
+    def similar_to_papers(body: SimilarPapersIn) -> dict[str, Any]:
+        """The k papers closest to the given records, which need not be in the index:
+        those it holds (same id or title) use their stored vectors and are never
+        returned, the others are encoded in one batch."""
+        from ..readers.records import papers_from_records
+
+        def papers(name: str, records: list[Any]) -> list[Any]:
+            try:
+                return papers_from_records([record.model_dump() for record in records])
+            except InputError as exc:
+                where = f"{name}.{exc.record - 1}" if exc.record else name
+                parameter = f"{where}.{exc.field}" if exc.field else where
+                raise ApiError(422, f"{parameter}: {exc.reason}", parameter) from None
+
+        filters = _filters(body.year, body.venue, body.keyword)
+        hits = engine.similar_to_papers(papers("papers", body.papers), body.k,
+                                        negatives=papers("negatives", body.negatives),
+                                        filters=filters, diverse=body.diverse)
+        query_id = ",".join(paper.id for paper in body.papers)
+        return {"query_id": query_id, "k": body.k, "filters": filters.to_dict(),
+                "hits": [hit_record(hit, query_id=query_id) for hit in hits]}
 
     return router
 

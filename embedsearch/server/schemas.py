@@ -29,6 +29,7 @@ __all__ = [
     "PapersIn",
     "SearchOut",
     "SimilarOut",
+    "SimilarPapersIn",
     "WriteOut",
 ]
 
@@ -181,6 +182,21 @@ class PapersIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     papers: Annotated[list[PaperIn], Field(min_length=1, max_length=LIMITS.papers_per_add)]
+
+
+class SimilarPapersIn(BaseModel):
+    """Papers like these (records as for POST /papers; in the index or not) and unlike
+    the `negatives`, with the filters of GET /search."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    papers: Annotated[list[PaperIn], Field(min_length=1, max_length=LIMITS.papers_per_add)]
+    negatives: Annotated[list[PaperIn], Field(max_length=LIMITS.papers_per_add)] = []
+    k: Annotated[int, Field(ge=1, le=LIMITS.k)] = 10
+    diverse: bool = False
+    year: Annotated[str, Field(max_length=20)] | None = None
+    venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+    keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
 
 
 class WriteOut(BaseModel):

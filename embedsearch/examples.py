@@ -1,0 +1,82 @@
+"""Example papers that may lie outside the index: `SearchEngine.similar_to_papers`.
+
+A reference list, a .bib file or a colleague's JSON lines name papers the index may or
+may not hold. Each given paper is matched to the index by id, else by its normalised
+title (case folded, punctuation and spaces collapsed, so "Attention Is All You Need."
+and "attention is all you need" are one paper); a matched paper uses its stored vector
+(no encoding, and it is never returned), and the others are encoded together in one
+batch, as the index embedded its own papers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .papers import Paper, embedding_text
+from .store import PaperStore
+from .vectors import VectorIndex
+
+__all__ = ["Examples", "match_keys", "normalise_title", "resolve_examples"]
+
+_NOT_WORD = re.compile(r"[\W_]+")
+# Normalised title -> key, per open store (a write opens a new store, so none goes
+# stale): normalising 79.5k titles takes 0.4 s, reading them from SQLite 0.17 s.
+_TITLES: WeakKeyDictionary[PaperStore, dict[str, int]] = WeakKeyDictionary()
+
+
+def normalise_title(title: str) -> str:
+    """`title` case folded, with every run of punctuation and spaces one space."""
+    return _NOT_WORD.sub(" ", title.casefold()).strip()
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Given papers as vectors: one row per paper, and the index keys of those matched."""
+
+    vectors: NDArray[np.float32]
+    matched: NDArray[np.int64]
+
+
+def _title_keys(store: PaperStore) -> dict[str, int]:
+    titles = _TITLES.get(store)
+    if titles is None:
+        titles = {}
+        for key, title in store.titles():
+            titles.setdefault(normalise_title(title), key)  # a shared title: the oldest
+        titles.pop("", None)
+        _TITLES[store] = titles
+    return titles
+
+
+def match_keys(papers: Sequence[Paper], store: PaperStore) -> list[int | None]:
+    """The index key of each paper (by id, else by normalised title), or None."""
+    by_id = store.keys_of(paper.id for paper in papers)
+    found: list[int | None] = [by_id.get(paper.id) for paper in papers]
+    if any(key is None for key in found):
+        titles = _title_keys(store)
+        found = [key if key is not None else titles.get(normalise_title(paper.title))
+                 for paper, key in zip(papers, found)]
+    return found
+
+
+def resolve_examples(papers: Sequence[Paper], store: PaperStore, vectors: VectorIndex,
+                     encode: Callable[[list[str]], NDArray[np.float32]],
+                     fields: Sequence[str]) -> Examples:
+    """The vectors of `papers`: stored ones for papers the index holds, the rest encoded
+    in one call of `encode` on their embedded text (`fields`, the index's own)."""
+    keys = match_keys(papers, store)
+    out = np.zeros((len(papers), vectors.dim), dtype=np.float32)
+    known = [i for i, key in enumerate(keys) if key is not None]
+    if known:
+        out[known] = vectors.reconstruct(np.array([keys[i] for i in known], dtype=np.int64))
+    new = [i for i, key in enumerate(keys) if key is None]
+    if new:
+        out[new] = encode([embedding_text(papers[i], fields) for i in new])
+    matched = np.array(sorted({key for key in keys if key is not None}), dtype=np.int64)
+    return Examples(out, matched)

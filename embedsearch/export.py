@@ -1,0 +1,224 @@
+"""Taking results away: hits or papers as BibTeX, CSV or JSON lines.
+
+The same writers serve `--format` on the command line and Python callers:
+`to_bibtex(engine.search("diffusion"))` gives a .bib file's text.
+
+BibTeX is written by bibtexparser 2's writer, each value LaTeX-encoded by pylatexenc
+(what bibtexparser's own encoding middleware uses) so that `&`, `%`, braces and
+accents neither break the file nor the LaTeX run that cites it. The citation key is
+the paper id when the id is a valid key (so re-reading the file gives back the same
+ids), else the id made safe plus a short hash of it: the same paper always gets the
+same key, and two ids never share one.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, Any
+
+from .errors import DependencyError, QueryError
+from .papers import Paper
+from .results import HIT_COLUMNS, Hit, hit_record
+
+__all__ = ["FORMATS", "citation_key", "to_bibtex", "to_csv", "to_jsonl", "write"]
+
+#: The formats `write` and `--format` know.
+FORMATS = ("bibtex", "csv", "jsonl")
+#: Columns a batch or similar-paper result adds after the hit's own.
+EXTRA_COLUMNS = ("query_index", "query", "query_id")
+_PAPER_COLUMNS = tuple(column for column in HIT_COLUMNS if column in Paper.__dataclass_fields__)
+# Characters every BibTeX and biber implementation accepts in a key.
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_:./+-]")
+# A venue named like a journal is cited as one; everything else as proceedings.
+_JOURNAL = re.compile(r"journal|transactions|letters|review|magazine|arxiv", re.IGNORECASE)
+# Words with a capital after their first letter (LoRA, GPT-4, ImageNet) are braced so
+# that BibTeX styles which lower-case titles leave them as written.
+_KEEP_CASE = re.compile(r"(?<![\w{\\])([A-Za-z0-9]+[A-Z][\w-]*)")
+# LaTeX's special characters, and < > (which OT1 fonts print as ¡ ¿).
+_SPECIALS = {ord(char): latex for char, latex in {
+    "\\": r"{\textbackslash}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%",
+    "&": r"\&", "_": r"\_", "~": r"{\textasciitilde}", "^": r"{\textasciicircum}",
+    "<": r"\ensuremath{<}", ">": r"\ensuremath{>}"}.items()}
+
+
+def citation_key(paper_id: str) -> str:
+    """The BibTeX key of the paper with this id: the id itself when it is a valid key."""
+    safe = _KEY_UNSAFE.sub("_", paper_id)
+    if safe == paper_id and safe:
+        return safe
+    digest = hashlib.sha256(paper_id.encode("utf-8")).hexdigest()[:8]
+    return f"{safe.strip('_') or 'paper'}_{digest}"
+
+
+def _papers(items: Iterable[Hit | Paper]) -> list[Paper]:
+    """The papers of `items` (hits or papers), each once, in first-seen order."""
+    seen: dict[str, Paper] = {}
+    for item in items:
+        paper = item.paper if isinstance(item, Hit) else item
+        if not isinstance(paper, Paper):
+            raise QueryError(f"expected hits or papers to export, got {type(item).__name__}")
+        seen.setdefault(paper.id, paper)
+    return list(seen.values())
+
+
+class _Latex:
+    """LaTeX-encode a value with pylatexenc: math ($...$) kept as written, LaTeX's special
+    characters escaped, the rest of Unicode kept as UTF-8 (which LaTeX and biber read,
+    and which reads back exactly; "ﬁ" or "−" spelled as LaTeX would come back as "fi"
+    and "-"). Names (`latin=True`) also spell accented letters as LaTeX accents, since
+    BibTeX abbreviates first names byte by byte. A value whose kept math would leave
+    braces unbalanced is encoded whole instead, $ included."""
+
+    def __init__(self, *, latin: bool = False) -> None:
+        from pylatexenc.latexencode import (
+            RULE_CALLABLE,
+            RULE_DICT,
+            RULE_REGEX,
+            UnicodeToLatexConversionRule,
+            UnicodeToLatexEncoder,
+        )
+
+        keep_math = UnicodeToLatexConversionRule(rule_type=RULE_CALLABLE, rule=_math_span)
+        # "--", "``" and "''" stay as typed (LaTeX would print a dash or curly quotes).
+        dashes = UnicodeToLatexConversionRule(rule_type=RULE_REGEX, rule=[
+            (re.compile(r"-(?=-)"), "-{}"), (re.compile(r"'(?=')"), "'{}"),
+            (re.compile(r"`"), "{`}")])
+        specials = UnicodeToLatexConversionRule(rule_type=RULE_DICT, rule=_SPECIALS)
+        rules: list[Any] = [dashes, specials, *(["defaults"] if latin else [])]
+        options = {"unknown_char_policy": "keep", "unknown_char_warning": False}
+        self._math = UnicodeToLatexEncoder(conversion_rules=[keep_math, *rules], **options)
+        self._plain = UnicodeToLatexEncoder(conversion_rules=rules, **options)
+
+    def __call__(self, text: str) -> str:
+        encoded: str = self._math.unicode_to_latex(text)
+        if not _balanced(encoded):
+            encoded = self._plain.unicode_to_latex(text)
+        return encoded
+
+
+def _math_span(text: str, start: int) -> tuple[int, str] | None:
+    """(length, itself) of the math ($...$) starting at `start`, to keep it as written: it
+    ends at the first unescaped $ outside the braces it opens, so $\\textbf{2$\\times$}$
+    is one span. None where no math starts, or it never ends."""
+    if text[start] != "$" or (start and text[start - 1] == "\\"):
+        return None
+    depth, position = 0, start + 1
+    while position < len(text):
+        char = text[position]
+        if char == "\\":
+            position += 2
+            continue
+        if char in "{}":
+            depth += 1 if char == "{" else -1
+        elif char == "$" and depth == 0:
+            span = text[start : position + 1]
+            return (len(span), span) if len(span) > 2 else None
+        position += 1
+    return None
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for match in re.finditer(r"\\.|[{}]", text):
+        token = match.group(0)
+        if token in "{}":
+            depth += 1 if token == "{" else -1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _title(encoded: str) -> str:
+    parts = re.split(r"(\$[^$]*\$)", encoded)  # never brace inside math
+    return "".join(part if part.startswith("$") else _KEEP_CASE.sub(r"{\1}", part)
+                   for part in parts)
+
+
+def _entry(paper: Paper, encode: _Latex, names: _Latex) -> Any:
+    from bibtexparser import model
+
+    venue = paper.venue
+    kind = "misc" if not venue else "article" if _JOURNAL.search(venue) else "inproceedings"
+    values: list[tuple[str, str]] = [
+        ("title", _title(encode(paper.title))),
+        ("author", " and ".join(names(" ".join(name.split())) for name in paper.authors)),
+        ("journal" if kind == "article" else "booktitle", encode(venue)),
+        ("year", str(paper.year) if paper.year else ""),
+        ("abstract", encode(paper.abstract)),
+        ("keywords", ", ".join(encode(word) for word in paper.keywords)),
+        # URLs are verbatim in biblatex: percent-quote the braces, encode nothing else.
+        ("url", urllib.parse.quote(paper.url, safe=":/?#[]@!$&'()*+,;=%~-._")),
+    ]
+    if kind == "misc":
+        values = [(name, value) for name, value in values if name != "booktitle"]
+    fields = [model.Field(name, value) for name, value in values if value]
+    return model.Entry(kind, citation_key(paper.id), fields)
+
+
+def to_bibtex(items: Iterable[Hit | Paper]) -> str:
+    """A .bib file's text: one entry per paper of `items` (hits or papers), in order."""
+    try:
+        from bibtexparser.entrypoint import write_string
+        from bibtexparser.library import Library
+    except ImportError:
+        raise DependencyError("BibTeX export needs bibtexparser 2, which is not installed: "
+                              "pip install 'bibtexparser>=2.0,<3'") from None
+    library = Library()
+    encode, names = _Latex(), _Latex(latin=True)
+    for paper in _papers(items):
+        library.add(_entry(paper, encode, names))
+    return write_string(library)
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return "; ".join(str(item) for item in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
+
+
+def _records(items: Iterable[Hit | Paper | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [hit_record(item) if isinstance(item, Hit) else
+            item.to_dict() if isinstance(item, Paper) else dict(item) for item in items]
+
+
+def to_csv(items: Iterable[Hit | Paper | Mapping[str, Any]], *, header: bool = True) -> str:
+    """CSV text with a header: the JSON hit's fields (`HIT_COLUMNS`, then query_index,
+    query or query_id where present), lists joined with "; ". Papers give the paper
+    columns only. `items` may also be JSON hit records (`hit_record`)."""
+    records = _records(items)
+    base = (HIT_COLUMNS if not records or any("rank" in record for record in records)
+            else _PAPER_COLUMNS)
+    columns = [*base, *(c for c in EXTRA_COLUMNS if any(c in record for record in records))]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if header:
+        writer.writerow(columns)
+    for record in records:
+        writer.writerow([_cell(record.get(column)) for column in columns])
+    return buffer.getvalue()
+
+
+def to_jsonl(items: Iterable[Hit | Paper | Mapping[str, Any]]) -> str:
+    """One JSON object per line: the `--json` shape of each hit (or paper)."""
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in _records(items))
+
+
+def write(items: Sequence[Hit | Paper | Mapping[str, Any]], format: str, out: IO[str]) -> None:
+    """Write `items` to `out` in `format` (one of `FORMATS`)."""
+    if format == "bibtex":
+        papers = [item for item in items if not isinstance(item, Mapping)]
+        out.write(to_bibtex(papers))
+    elif format == "csv":
+        out.write(to_csv(items))
+    elif format == "jsonl":
+        out.write(to_jsonl(items))
+    else:
+        raise QueryError(f"format must be one of {', '.join(FORMATS)}, got '{format}'")
