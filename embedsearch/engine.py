@@ -3,13 +3,19 @@
 It composes the parts (encoder, vector index, paper store, index directory) and owns
 the rules that span them: a query encoder must match the index's, a filter narrows the
 vector search rather than its results, a paper is never its own neighbour.
+
+An open engine follows its index: before each call it checks (one stat) whether another
+process published a newer generation and, if so, switches to it between calls, so a
+server sees a cron job's `add` without a restart and no result mixes two generations.
+Writes take the index's writers' lock (see `layout`) and apply to the newest generation.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +33,12 @@ from .indexing import (
     add_papers,
     attach_map,
     build_index,
+    encode_papers,
+    load_parts,
     remove_papers,
 )
 from .info import IndexInfo, describe
-from .layout import IndexDirectory, Manifest
-from .lexical import LexicalIndex
+from .layout import DEFAULT_WAIT, IndexDirectory, Lease, Manifest, Staging
 from .papers import DEFAULT_FIELDS, Paper
 from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
 from .readers import read_papers
@@ -39,7 +46,7 @@ from .readers.records import papers_from_records
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query, unit
 from .store import STORE_FILE, PaperStore
-from .vectors import EXACT_MAX, load_index
+from .vectors import EXACT_MAX
 
 __all__ = ["SearchEngine"]
 
@@ -49,6 +56,12 @@ NEGATIVE_WEIGHT = 0.5
 
 class SearchEngine:
     """An open index. Build one with `build`/`build_from_files`, open one with `open`."""
+
+    # The generation served now; `_serve` replaces all four together.
+    _manifest: Manifest
+    _parts: Parts
+    _store: PaperStore
+    _lease: Lease | None
 
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
                  backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
@@ -61,6 +74,7 @@ class SearchEngine:
         self._encoder: Encoder | None = None
         self._lock = threading.RLock()
         self._map: tuple[int, CorpusMap | None] | None = None  # (generation, its map)
+        self._lease: Lease | None = None
         self._load()
         if model is not None or backend is not None:
             self._get_encoder()  # refuse a mismatched encoder now, not at the first query
@@ -100,6 +114,7 @@ class SearchEngine:
         cache_dir: str | os.PathLike[str] | None = None,
         cache: bool = True,
         vectors: np.ndarray | None = None,
+        wait: float | None = DEFAULT_WAIT,
     ) -> SearchEngine:
         """Encode `papers` (Paper objects or mappings with at least an abstract) into a
         new index at `out`.
@@ -109,7 +124,8 @@ class SearchEngine:
         `memory_budget` bytes); `backend` the
         encoder backend (auto: the fastest that agrees with torch here); `cache` reuses
         and stores vectors in the embedding cache under `cache_dir`. `vectors` skips
-        encoding: the papers' embeddings already made by this model and backend.
+        encoding: the papers' embeddings already made by this model and backend. `wait`:
+        seconds to wait for another writer of `out` (None: as long as it takes).
         """
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                           cache=cache)
@@ -117,7 +133,7 @@ class SearchEngine:
         options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget,
                                tuple(lexical_fields))
         build_index(directory, papers_from_records(papers), encoder, options, vectors=vectors,
-                    overwrite=overwrite, progress=progress)
+                    overwrite=overwrite, progress=progress, wait=wait)
         engine = cls(directory, verify=False, cache_dir=cache_dir)
         engine._encoder = encoder
         return engine
@@ -139,18 +155,53 @@ class SearchEngine:
                                         cache_dir=cache_dir)
         return cls.open(path, cache_dir=cache_dir)
 
-    def _load(self) -> None:
+    def _load(self, *, checksums: bool | None = None) -> None:
+        """Serve the newest generation, leased so that no writer removes it meanwhile."""
         directory = self._directory
-        manifest = directory.read_manifest()
-        directory.verify(manifest, checksums=self._verify)
-        files = directory.files_dir(manifest)
-        self._manifest = manifest
-        self._parts = Parts(load_index(files, manifest.index, int(manifest.model["dim"])),
-                            LexicalIndex.load(files))
-        self._store = PaperStore.open(files / STORE_FILE)
+        self._stamp = directory.stamp()
+        manifest, lease = directory.open_current()
+        try:
+            directory.verify(manifest, checksums=self._verify if checksums is None
+                             else checksums)
+            self._serve(manifest, load_parts(directory, manifest), lease)
+        except BaseException:
+            lease.release()
+            raise
+
+    def _serve(self, manifest: Manifest, parts: Parts, lease: Lease) -> None:
+        """Answer from `manifest`'s generation from now on; let go of the previous one."""
+        store = PaperStore.open(self._directory.files_dir(manifest) / STORE_FILE)
+        previous: Manifest | None = getattr(self, "_manifest", None)
+        if previous is not None:
+            self._store.close()
+            if previous.model != manifest.model:
+                self._encoder = None  # rebuilt with another model: resolve its encoder anew
+        if self._lease is not None:
+            self._lease.release()
+        self._manifest, self._parts, self._store, self._lease = manifest, parts, store, lease
+        self._directory.collect_garbage()  # the generation we let go of may be unused now
+
+    def refresh(self) -> bool:
+        """Switch to a newer generation if another process published one; True if it did.
+
+        Every call of the engine does this first; it costs one stat when nothing changed.
+        Files of a new generation are checked by size (their writer checksummed them).
+        """
+        with self._lock:
+            stamp = self._directory.stamp()
+            if stamp == self._stamp or stamp is None:
+                return False
+            if self._directory.read_manifest().generation == self._manifest.generation:
+                self._stamp = stamp
+                return False
+            self._load(checksums=False)
+            return True
 
     def close(self) -> None:
         self._store.close()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
 
     def __enter__(self) -> SearchEngine:
         return self
@@ -182,11 +233,19 @@ class SearchEngine:
             )
 
     # -- reading ---------------------------------------------------------------------------
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Hold the engine for one call, on the newest generation."""
+        with self._lock:
+            self.refresh()
+            yield
+
     def __len__(self) -> int:
-        return len(self._parts.vectors)
+        with self._reading():
+            return len(self._parts.vectors)
 
     def __contains__(self, paper_id: object) -> bool:
-        with self._lock:
+        with self._reading():
             return isinstance(paper_id, str) and bool(self._store.keys_of([paper_id]))
 
     @property
@@ -195,11 +254,12 @@ class SearchEngine:
 
     def info(self) -> IndexInfo:
         """What this index holds and how it was built."""
-        return describe(self._directory, self._manifest)
+        with self._reading():
+            return describe(self._directory, self._manifest)
 
     def get(self, paper_id: str) -> Paper:
         """The paper with id `paper_id`; PaperNotFoundError if there is none."""
-        with self._lock:  # a write swaps the store; never read a closed one
+        with self._reading():  # a write swaps the store; never read a closed one
             key = self._key(paper_id)
             return self._store.papers([key])[key]
 
@@ -241,7 +301,7 @@ class SearchEngine:
         check_mode(mode)
         if not texts:
             return []
-        with self._lock:
+        with self._reading():
             allowed = self._allowed(filters)
             examples = self._keys(positives)
             vectors = (self._get_encoder().encode_queries(texts) if mode != "lexical"
@@ -269,7 +329,7 @@ class SearchEngine:
         ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
         if not ids:
             raise QueryError("similar needs at least one paper id")
-        with self._lock:
+        with self._reading():
             keys, against = self._keys(ids), self._keys(negatives)
             vectors = self._parts.vectors
             vector = vectors.reconstruct(keys).mean(0)
@@ -296,7 +356,7 @@ class SearchEngine:
         given, against = papers_from_records(papers), papers_from_records(negatives)
         if not given:
             raise QueryError("similar_to_papers needs at least one paper")
-        with self._lock:
+        with self._reading():
             found = resolve_examples([*given, *against], self._store, self._parts.vectors,
                                      lambda texts: self._get_encoder().encode(texts),
                                      self._manifest.text["fields"])
@@ -317,18 +377,18 @@ class SearchEngine:
 
         A map computed from other data (before an add or remove) is never returned.
         """
-        with self._lock:
+        with self._reading():
             manifest = self._manifest
             if self._map is None or self._map[0] != manifest.generation:
                 found = current_map(self._directory.files_dir(manifest), manifest.files)
                 self._map = (manifest.generation, found)
             return self._map[1]
 
-    def compute_map(self) -> CorpusMap | None:
+    def compute_map(self, *, wait: float | None = DEFAULT_WAIT) -> CorpusMap | None:
         """Compute the map and store it with the index (a new generation sharing the data
         files); None, storing nothing, if the index changed meanwhile. Minutes for large
         indexes; only the snapshot and the commit hold the lock, so queries go on."""
-        with self._lock:
+        with self._reading():
             manifest = self._manifest
             keys = self._parts.vectors.keys()
             vectors = self._parts.vectors.reconstruct(keys)
@@ -337,14 +397,12 @@ class SearchEngine:
                   if name != MAP_FILE}
         texts = [label_text(papers[int(key)]) for key in keys]
         corpus_map = compute_map(keys, vectors, texts, source)
-        with self._lock:
-            if self._manifest.generation != manifest.generation:
-                return None
-            updated = attach_map(self._directory, manifest, corpus_map)
-            if updated is None:
-                return None
-            self._switch(updated, self._parts)
-            self._map = (updated.generation, corpus_map)
+        published = attach_map(self._directory, manifest, corpus_map, wait=wait)
+        if published is None:
+            return None
+        with self._reading():  # loads the map's generation, or one newer still
+            if self._manifest.generation == published.generation:
+                self._map = (published.generation, corpus_map)
         return corpus_map
 
     def map_papers(self, corpus_map: CorpusMap) -> list[Paper]:
@@ -355,49 +413,65 @@ class SearchEngine:
 
     # -- writing ---------------------------------------------------------------------------
     def add(self, papers: Iterable[Paper | Mapping[str, Any]], *,
-            progress: bool = False) -> int:
+            progress: bool = False, wait: float | None = DEFAULT_WAIT) -> int:
         """Encode and add the papers whose ids are new; returns how many were added.
 
-        Papers already in the index (by id) are left as they are and not re-encoded.
+        Papers already in the index (by id) are left as they are and not re-encoded. They
+        are encoded before the writers' lock is taken, then added to the newest generation
+        (skipping any another process added meanwhile); `wait` bounds the wait for the
+        lock in seconds (None: no bound), then IndexBusyError.
         """
         records = papers_from_records(papers)
-        with self._lock:
+        with self._reading():
             known = self._store.keys_of(paper.id for paper in records)
             new = [paper for paper in records if paper.id not in known]
             if not new:
                 return 0
-            encoder = self._get_encoder()
-            self._write(lambda: add_papers(self._directory, self._manifest, self._parts,
-                                           new, encoder, progress=progress))
-            return len(new)
+            encoded_for = self._manifest
+            vectors = encode_papers(self._get_encoder(), encoded_for, new, progress=progress)
+        before = len(self)
+        published = self._write(wait, lambda staging: add_papers(
+            self._directory, staging, self._parts, new, vectors, encoded_for))
+        return published.count - before if published else 0
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
-                  format: str | None = None, progress: bool = False) -> int:
+                  format: str | None = None, progress: bool = False,
+                  wait: float | None = DEFAULT_WAIT) -> int:
         """`add` the papers of `paths`."""
-        return self.add(read_papers([Path(p) for p in paths], format), progress=progress)
+        return self.add(read_papers([Path(p) for p in paths], format), progress=progress,
+                        wait=wait)
 
-    def remove(self, paper_ids: Iterable[str]) -> int:
-        """Remove papers by id (all must exist, or nothing changes); returns the count."""
+    def remove(self, paper_ids: Iterable[str], *, wait: float | None = DEFAULT_WAIT) -> int:
+        """Remove papers by id (all must exist, or nothing changes); returns the count.
+        `wait` as for `add`."""
         ids = list(dict.fromkeys(paper_ids))
-        with self._lock:
-            keys = np.array([self._key(paper_id) for paper_id in ids], dtype=np.int64)
-            if len(keys):
-                self._write(lambda: remove_papers(self._directory, self._manifest,
-                                                  self._parts, keys))
-            return len(keys)
+        with self._reading():
+            for paper_id in ids:  # refuse an unknown id before waiting for the lock
+                self._key(paper_id)
+        if ids:
+            self._write(wait, lambda staging: remove_papers(
+                self._directory, staging, self._parts,
+                np.array([self._key(paper_id) for paper_id in ids], dtype=np.int64)))
+        return len(ids)
 
-    def _write(self, update: Callable[[], tuple[Manifest, Parts]]) -> None:
-        """Run an update that may change the in-memory index; reload it if it fails."""
-        try:
-            manifest, parts = update()
-        except BaseException:
-            self._store.close()
-            self._load()
-            raise
-        self._switch(manifest, parts)
-
-    def _switch(self, manifest: Manifest, parts: Parts) -> None:
-        """Serve the generation `manifest` (just published) from now on."""
-        self._store.close()
-        self._manifest, self._parts = manifest, parts
-        self._store = PaperStore.open(self._directory.files_dir(manifest) / STORE_FILE)
+    def _write(self, wait: float | None,
+               update: Callable[[Staging], tuple[Manifest, Parts] | None]) -> Manifest | None:
+        """Run `update` on the newest generation under the writers' lock and serve what it
+        published (None: it published nothing). The writers' lock is always taken before
+        the engine's, so two writing threads cannot deadlock."""
+        with self._directory.write(replace=True, wait=wait) as staging:
+            with self._lock:
+                if (staging.previous is None
+                        or staging.previous.generation != self._manifest.generation):
+                    self._load(checksums=False)  # another process wrote since: start there
+                try:
+                    result = update(staging)
+                except BaseException:
+                    self._load(checksums=False)  # `update` may have changed the parts
+                    raise
+                if result is None:
+                    return None
+                manifest, parts = result
+                self._serve(manifest, parts, self._directory.lease(manifest))
+                self._stamp = self._directory.stamp()
+                return manifest

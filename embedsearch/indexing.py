@@ -1,8 +1,9 @@
 """Writing an index: build it from papers, add papers, remove papers.
 
-Each write encodes what it must before touching the disk, then stages a complete new
-generation through `layout` and publishes it in one rename, so a failure at any point
-leaves the previous index as it was.
+Each write encodes what it must before touching the disk, then, holding the writers'
+lock, stages a complete new generation through `layout` from the newest one on disk and
+publishes it in one rename, so a failure at any point leaves the previous index as it
+was, and a change another process published meanwhile is never lost.
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ import numpy as np
 
 from ._version import __version__
 from .encoding import Encoder
-from .errors import InputError
-from .layout import IndexDirectory, Manifest, Staging
+from .errors import IndexIncompatibleError, IndexNotFoundError, InputError
+from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .lexical import LexicalIndex
 from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
 from .projection import MAP_FILE, CorpusMap, save_map
 from .store import STORE_FILE, PaperStore
-from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
+from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index, load_index
 
 __all__ = ["IndexOptions", "Parts", "add_papers", "attach_map", "build_index", "check_fields",
-           "remove_papers"]
+           "encode_papers", "load_parts", "remove_papers"]
 
 #: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
 DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
@@ -39,6 +40,13 @@ class Parts:
 
     vectors: VectorIndex
     lexical: LexicalIndex
+
+
+def load_parts(directory: IndexDirectory, manifest: Manifest) -> Parts:
+    """The vector and lexical indexes of `manifest`'s generation, read from disk."""
+    files = directory.files_dir(manifest)
+    return Parts(load_index(files, manifest.index, int(manifest.model["dim"])),
+                 LexicalIndex.load(files))
 
 
 def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
@@ -64,6 +72,24 @@ def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
     return encoder.encode([embedding_text(paper, fields) for paper in papers], progress=progress)
 
 
+def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper], *,
+                  progress: bool = False) -> np.ndarray:
+    """The vectors `add_papers` needs for `papers` in the index of `manifest`: made before
+    the writers' lock is taken, as encoding can take hours and the lock is shared."""
+    _check_unique(papers)
+    return _encode(encoder, papers, manifest.text["fields"], progress)
+
+
+def _check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
+    """Refuse vectors made for an index another process has rebuilt differently since."""
+    if (encoded_for.model["fingerprint"] != newest.model["fingerprint"]
+            or encoded_for.model["backend"] != newest.model["backend"]
+            or encoded_for.text["fields"] != newest.text["fields"]):
+        raise IndexIncompatibleError(
+            "the index was rebuilt with another model or text fields while these papers "
+            "were being encoded; nothing was added: run the command again")
+
+
 @dataclass(frozen=True)
 class IndexOptions:
     """How a new index is built: its vector index type and what text is embedded."""
@@ -85,8 +111,10 @@ def build_index(
     vectors: np.ndarray | None = None,
     overwrite: bool = False,
     progress: bool = False,
+    wait: float | None = DEFAULT_WAIT,
 ) -> Manifest:
-    """Encode `papers` and write them as a new index (replacing one if `overwrite`).
+    """Encode `papers` and write them as a new index (replacing one if `overwrite`,
+    waiting up to `wait` seconds for another writer of it to finish).
 
     `vectors` skips the encoding: row i must be paper i's embedding by this very
     encoder (a corpus's published embeddings, say); they are normalised here.
@@ -102,7 +130,7 @@ def build_index(
                          options.exact_max, options.memory_budget)
     vectors = (_encode(encoder, papers, fields, progress) if vectors is None
                else _given_vectors(vectors, len(papers), encoder.dim))
-    with directory.write(replace=overwrite) as staging:
+    with directory.write(replace=overwrite, wait=wait) as staging:
         with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
             keys = store.insert(papers)
         index.add(keys, vectors)
@@ -166,50 +194,56 @@ def _retype(index: VectorIndex, manifest: Manifest, count: int) -> VectorIndex:
 
 def add_papers(
     directory: IndexDirectory,
-    manifest: Manifest,
+    staging: Staging,
     parts: Parts,
     papers: Sequence[Paper],
-    encoder: Encoder,
-    *,
-    progress: bool = False,
-) -> tuple[Manifest, Parts]:
-    """Encode and add `papers`, whose ids must be new; returns the new manifest and parts.
+    vectors: np.ndarray,
+    encoded_for: Manifest,
+) -> tuple[Manifest, Parts] | None:
+    """Add `papers` (row i of `vectors` is paper i's, made for `encoded_for`) to the
+    generation `staging.previous`, whose `parts` these are; papers whose ids it already
+    holds are skipped. Returns the new manifest and parts, or None if nothing was new.
 
     `parts` may be changed in place even when this fails: reload them then.
     """
-    _check_unique(papers)
-    vectors = _encode(encoder, papers, manifest.text["fields"], progress)
-    with directory.write(replace=True) as staging:
-        with _copy_store(directory, manifest, staging) as store:
-            keys = store.insert(papers)
-        parts.vectors.add(keys, vectors)
-        parts.lexical.add(keys, _lexical_texts(papers, manifest.text["lexical_fields"]))
-        parts.vectors = _retype(parts.vectors, manifest, len(parts.vectors))
-        updated = dataclasses.replace(manifest, count=len(parts.vectors))
-        return _publish(directory, staging, parts, updated), parts
+    manifest = _newest(directory, staging)
+    _check_same_encoding(encoded_for, manifest)
+    with _copy_store(directory, manifest, staging) as store:
+        known = store.keys_of(paper.id for paper in papers)
+        fresh = [row for row, paper in enumerate(papers) if paper.id not in known]
+        if not fresh:
+            return None
+        papers = [papers[row] for row in fresh]
+        keys = store.insert(papers)
+    parts.vectors.add(keys, vectors[fresh])
+    parts.lexical.add(keys, _lexical_texts(papers, manifest.text["lexical_fields"]))
+    parts.vectors = _retype(parts.vectors, manifest, len(parts.vectors))
+    updated = dataclasses.replace(manifest, count=len(parts.vectors))
+    return _publish(directory, staging, parts, updated), parts
 
 
 def remove_papers(
     directory: IndexDirectory,
-    manifest: Manifest,
+    staging: Staging,
     parts: Parts,
     keys: np.ndarray,
 ) -> tuple[Manifest, Parts]:
-    """Remove the papers stored under `keys`; returns the new manifest and parts.
+    """Remove the papers stored under `keys` from the generation `staging.previous`, whose
+    `parts` these are; returns the new manifest and parts.
 
     `parts` may be changed in place even when this fails: reload them then.
     """
-    with directory.write(replace=True) as staging:
-        with _copy_store(directory, manifest, staging) as store:
-            store.delete(keys)
-        parts.vectors.remove(keys)
-        parts.lexical.remove(keys)
-        updated = dataclasses.replace(manifest, count=len(parts.vectors))
-        return _publish(directory, staging, parts, updated), parts
+    manifest = _newest(directory, staging)
+    with _copy_store(directory, manifest, staging) as store:
+        store.delete(keys)
+    parts.vectors.remove(keys)
+    parts.lexical.remove(keys)
+    updated = dataclasses.replace(manifest, count=len(parts.vectors))
+    return _publish(directory, staging, parts, updated), parts
 
 
-def attach_map(directory: IndexDirectory, manifest: Manifest,
-               corpus_map: CorpusMap) -> Manifest | None:
+def attach_map(directory: IndexDirectory, manifest: Manifest, corpus_map: CorpusMap, *,
+               wait: float | None = DEFAULT_WAIT) -> Manifest | None:
     """Publish `manifest`'s data with `corpus_map` as the next generation; returns its
     manifest, or None (writing nothing) if the index changed since `manifest`.
 
@@ -217,10 +251,17 @@ def attach_map(directory: IndexDirectory, manifest: Manifest,
     and one checksum pass. Build, add and remove never carry a map over: a generation's
     map always describes that generation's papers.
     """
-    with directory.write(replace=True) as staging:
-        current = staging.previous
-        if current is None or current.generation != manifest.generation:
+    with directory.write(replace=True, wait=wait) as staging:
+        if _newest(directory, staging).generation != manifest.generation:
             return None
         directory.link_files(manifest, staging, [n for n in manifest.files if n != MAP_FILE])
         save_map(corpus_map, staging.dir / MAP_FILE)
         return directory.commit(staging, dataclasses.replace(manifest))
+
+
+def _newest(directory: IndexDirectory, staging: Staging) -> Manifest:
+    """The generation an update derives from: the newest, read under the writers' lock."""
+    if staging.previous is None:  # write() found no index: it was deleted meanwhile
+        raise IndexNotFoundError(f"the index at {directory.path} was removed meanwhile; "
+                                 "nothing was written")
+    return staging.previous

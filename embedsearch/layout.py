@@ -2,28 +2,34 @@
 
     NAME/
       manifest.json     format version, model, index type, count, files with sha256
-      .lock             held by whoever writes
+      .lock             the writers' lock: one writer at a time, across processes
       g000003/          the current generation's files (papers.sqlite, vectors.faiss, ...)
+        .lease          readers of this generation hold a shared lock on it
 
-Files of a generation are never changed once written. A write builds the next
-generation in a hidden staging folder, fsyncs it, renames it into place and then
-replaces manifest.json in one atomic rename: a reader sees the old index or the new
-one, and a crash or failure leaves the old one exactly as it was. A new index is built
-in a hidden sibling folder and renamed to NAME only when complete.
+Files of a generation are never changed once written. A writer takes the lock, reads the
+newest manifest, builds the next generation from it in a hidden staging folder, fsyncs
+it, renames it into place and then replaces manifest.json in one atomic rename: a reader
+sees the old index or the new one, and a crash or failure leaves the old one exactly as
+it was. A new index is built in a hidden sibling folder and renamed to NAME only when
+complete.
+
+An old generation is deleted only when no process holds a lease on it, so a server that
+still answers from generation 3 never meets a vanished file while a cron job publishes
+generation 4; the last reader to let go, or the next writer, removes it.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import shutil
-import tempfile
+import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +39,32 @@ from .errors import (
     IndexIncompatibleError,
     IndexNotFoundError,
 )
+from .fs import (
+    Lease,
+    exclusive_lock,
+    fsync_dir,
+    fsync_file,
+    make_temp_dir,
+    try_exclusive,
+    write_atomic,
+)
 from .hashing import sha256_file
 
-__all__ = ["FORMAT_VERSION", "IndexDirectory", "Manifest", "Staging"]
+__all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "IndexDirectory", "Lease", "Manifest", "Staging"]
 
 FORMAT = "embedsearch-index"
 FORMAT_VERSION = 2  # 2: a lexical index (lexical.npz) in every generation
 MANIFEST = "manifest.json"
 _LOCK = ".lock"
+_LEASE = ".lease"
+#: How long a writer waits for another one by default: longer than any add or remove
+#: holds the lock (they encode before taking it), short enough to notice a stuck one.
+DEFAULT_WAIT = 600.0
+#: How often a reader looks for a newer generation while it keeps failing to lease one.
+_OPEN_ATTEMPTS = 20
+#: A build's staging folder exists for microseconds before its lock does; one without a
+#: lock that is older than this belongs to a build that died in between.
+_UNLOCKED_STAGING_AGE = 60.0
 _GENERATION = re.compile(r"g\d{6}")
 
 
@@ -88,35 +112,6 @@ class Manifest:
 
 def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
-def _fsync_file(path: Path) -> None:
-    with open(path, "rb") as handle:
-        os.fsync(handle.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-#: mkdtemp and mkstemp create private entries; an index gets the usual permissions.
-_UMASK = _umask()
-
-
-def _mkdtemp(prefix: str, parent: Path) -> Path:
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    path.chmod(0o777 & ~_UMASK)
-    return path
 
 
 def _generation_dir(generation: int) -> str:
@@ -177,6 +172,46 @@ class IndexDirectory:
                 raise IndexCorruptError(f"{target} does not match its checksum: the file "
                                         "is damaged; rebuild the index")
 
+    def stamp(self) -> tuple[int, int, int] | None:
+        """What identifies the manifest file now (inode, mtime, size): a change means a
+        newer generation may be published. One stat: cheap enough for every request."""
+        try:
+            info = os.stat(self.path / MANIFEST)
+        except FileNotFoundError:
+            return None
+        return info.st_ino, info.st_mtime_ns, info.st_size
+
+    def open_current(self) -> tuple[Manifest, Lease]:
+        """The newest manifest and a lease that keeps its generation's files from removal.
+
+        A writer may publish and remove a generation between our reading the manifest and
+        leasing it; then the manifest names a newer one, and we try again.
+        """
+        for _ in range(_OPEN_ATTEMPTS):
+            manifest = self.read_manifest()
+            folder = self.files_dir(manifest)
+            try:
+                return manifest, self.lease(manifest)
+            except FileNotFoundError:
+                if self.read_manifest().generation == manifest.generation:
+                    raise IndexCorruptError(f"{folder} is missing; rebuild the index") from None
+        raise IndexCorruptError(f"{self.path} changed {_OPEN_ATTEMPTS} times while being "
+                                "opened; try again")
+
+    def lease(self, manifest: Manifest) -> Lease:
+        """A reader's lease on `manifest`'s generation (FileNotFoundError: it is gone)."""
+        return Lease(self._lease_file(self.files_dir(manifest)))
+
+    @staticmethod
+    def _lease_file(folder: Path) -> Path:
+        lease = folder / _LEASE
+        if folder.is_dir() and not lease.exists():  # a generation written before leases
+            try:
+                lease.touch()
+            except OSError:
+                pass  # read-only: nobody can remove it either, so Lease reads it unleased
+        return lease
+
     # -- writing ---------------------------------------------------------------------------
     def ensure_writable(self, *, replace: bool) -> None:
         """Refuse early what `write` would refuse: an index or a foreign folder in the way."""
@@ -189,47 +224,67 @@ class IndexDirectory:
                                    "choose another --out or remove it")
 
     @contextmanager
-    def write(self, *, replace: bool = False) -> Iterator[Staging]:
-        """Stage the next generation; the caller must `commit` it before the block ends.
+    def write(self, *, replace: bool = False, wait: float | None = DEFAULT_WAIT
+              ) -> Iterator[Staging]:
+        """Stage the next generation; the caller must `commit` it before the block ends,
+        or leave it uncommitted to write nothing.
 
         Without an existing index this creates one. With one, `replace` must be True:
         a rebuild with --overwrite, or an update (add, remove) that derives the new
-        generation from the old.
+        generation from `Staging.previous`, the newest manifest read under the writers'
+        lock (waiting up to `wait` seconds for it; IndexBusyError after that).
         """
         self.ensure_writable(replace=replace)
         if self.exists():
-            with self._locked():
+            with self.locked(wait):
                 yield from self._stage_update()
         else:
             yield from self._stage_new()
 
+    def locked(self, wait: float | None = DEFAULT_WAIT) -> AbstractContextManager[None]:
+        """Hold the writers' lock of this (existing) index: no other process or thread
+        writes it meanwhile. IndexBusyError after `wait` seconds (None: no bound)."""
+        return exclusive_lock(self.path / _LOCK, wait, f"index {self.path}")
+
     def _stage_new(self) -> Iterator[Staging]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        root = _mkdtemp(f".{self.path.name}.tmp-", self.path.parent)
+        self._remove_dead_builds()
+        root = make_temp_dir(f".{self.path.name}.tmp-", self.path.parent)
         try:
-            (root / _LOCK).touch()
-            staging = Staging(root / _generation_dir(1), 1, None)
-            staging.dir.mkdir()
-            yield staging
-            if not (root / MANIFEST).is_file():
-                raise RuntimeError("index staging closed without commit")
-            _fsync_dir(root)
-            try:
-                os.rename(root, self.path)
-            except OSError:
-                raise IndexExistsError(f"{self.path} was created by someone else meanwhile; "
-                                       "nothing was written") from None
-            _fsync_dir(self.path.parent)
-        except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
-            raise
+            # Held from the start, so that no other build takes this folder for a dead one;
+            # after the rename it is the index's own writers' lock.
+            with exclusive_lock(root / _LOCK, 0, f"index {self.path}"):
+                staging = Staging(root / _generation_dir(1), 1, None)
+                staging.dir.mkdir()
+                yield staging
+                if not (root / MANIFEST).is_file():
+                    return  # nothing committed: nothing published
+                fsync_dir(root)
+                try:
+                    os.rename(root, self.path)
+                except OSError:
+                    raise IndexExistsError(f"{self.path} was created by someone else "
+                                           "meanwhile; nothing was written") from None
+                fsync_dir(self.path.parent)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)  # gone already once renamed
+
+    def _remove_dead_builds(self) -> None:
+        """Remove staging folders of builds of this index whose process died."""
+        for entry in self.path.parent.glob(f".{glob_escape(self.path.name)}.tmp-*"):
+            fd = try_exclusive(entry / _LOCK)
+            if fd is not None:
+                shutil.rmtree(entry, ignore_errors=True)
+                os.close(fd)
+            elif not (entry / _LOCK).exists() and _age(entry) > _UNLOCKED_STAGING_AGE:
+                shutil.rmtree(entry, ignore_errors=True)  # died before taking its lock
 
     def _stage_update(self) -> Iterator[Staging]:
         previous = self.read_manifest()
-        self._collect_garbage(keep=previous.generation)
+        self.collect_garbage(staging=True)
         generation = previous.generation + 1
         final = self.path / _generation_dir(generation)
-        temp = _mkdtemp(f".{final.name}.tmp-", self.path)
+        temp = make_temp_dir(f".{final.name}.tmp-", self.path)
         try:
             yield Staging(temp, generation, previous)
         finally:
@@ -257,49 +312,60 @@ class IndexDirectory:
         manifest.updated = _now()
         manifest.files = {}
         for target in sorted(staging.dir.iterdir()):
-            _fsync_file(target)
+            fsync_file(target)
             manifest.files[target.name] = {"bytes": target.stat().st_size,
                                             "sha256": sha256_file(target)}
-        _fsync_dir(staging.dir)
+        (staging.dir / _LEASE).touch()
+        fsync_dir(staging.dir)
         if staging.previous is None:  # a new index: renaming its root publishes it
-            _write_atomic(staging.dir.parent / MANIFEST, manifest.to_json())
+            write_atomic(staging.dir.parent / MANIFEST, manifest.to_json())
             return manifest
         final = self.path / _generation_dir(staging.generation)
         os.rename(staging.dir, final)
-        _write_atomic(self.path / MANIFEST, manifest.to_json())
-        self._collect_garbage(keep=staging.generation)
+        write_atomic(self.path / MANIFEST, manifest.to_json())
+        self.collect_garbage()
         return manifest
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        with open(self.path / _LOCK, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def collect_garbage(self, *, staging: bool = False) -> None:
+        """Remove generations older than the current one that no reader holds a lease on,
+        and (`staging`, only under the writers' lock) what a dead writer left: staging
+        folders, a manifest written aside, a generation it never published.
 
-    def _collect_garbage(self, keep: int) -> None:
-        """Remove older generations and staging left by a crash (called under the lock)."""
-        current = _generation_dir(keep)
+        Safe without the writers' lock for generations: a writer only ever reads the
+        current generation, and newer ones are never touched here.
+        """
+        try:
+            current = self.read_manifest().generation
+        except (IndexNotFoundError, IndexCorruptError, IndexIncompatibleError):
+            return
         for entry in self.path.iterdir():
-            stale = entry.name.startswith(".g") and ".tmp-" in entry.name
-            old = _GENERATION.fullmatch(entry.name) is not None and entry.name != current
-            if entry.is_dir() and (stale or old):
+            if staging and entry.name.startswith(".g") and ".tmp-" in entry.name:
+                shutil.rmtree(entry, ignore_errors=True)
+            elif staging and entry.name.startswith(f".{MANIFEST}."):
+                entry.unlink(missing_ok=True)  # a manifest write that died before its rename
+            elif not (_GENERATION.fullmatch(entry.name) and entry.is_dir()):
+                continue
+            elif int(entry.name[1:]) < current:
+                _remove_unleased(entry)
+            elif staging and int(entry.name[1:]) > current:
+                # Renamed into place by a writer that died before publishing its manifest:
+                # no manifest names it, so no reader can have it open.
                 shutil.rmtree(entry, ignore_errors=True)
 
 
-def _write_atomic(target: Path, text: str) -> None:
-    """Write `text` to `target` by way of a temporary file and one rename."""
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+def _age(path: Path) -> float:
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(target.parent)
+        return time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
+
+
+def _remove_unleased(folder: Path) -> None:
+    lease = IndexDirectory._lease_file(folder)
+    fd = try_exclusive(lease)
+    if fd is None:
+        return  # a reader holds it (or it cannot be locked): the next writer tries again
+    try:
+        shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        os.close(fd)

@@ -81,7 +81,7 @@ def build(args: argparse.Namespace) -> None:
         exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
         memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
         backend=args.backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
-        cache=not args.no_cache,
+        cache=not args.no_cache, wait=args.wait,
     )
     info = engine.info()
     _say(args, f"Indexed {info.count} papers into {info.path} ({info.index_type}, "
@@ -149,7 +149,8 @@ def info(args: argparse.Namespace) -> None:
 def add(args: argparse.Namespace) -> None:
     engine = _open(args)
     before = len(engine)
-    added = engine.add_files(args.inputs, format=args.format, progress=_progress(args))
+    added = engine.add_files(args.inputs, format=args.format, progress=_progress(args),
+                             wait=args.wait)
     _say(args, f"Added {added} papers ({before} before, {len(engine)} now); "
                "papers already in the index were left as they are.")
 
@@ -170,7 +171,7 @@ def cache(args: argparse.Namespace) -> None:
 
 def remove(args: argparse.Namespace) -> None:
     engine = _open(args)
-    removed = engine.remove(args.paper_ids)
+    removed = engine.remove(args.paper_ids, wait=args.wait)
     _say(args, f"Removed {removed} papers; {len(engine)} remain.")
 
 
@@ -180,7 +181,7 @@ def map(args: argparse.Namespace) -> None:
     if corpus_map is None:
         _say(args, f"Computing the map of {len(engine)} papers (UMAP takes a few minutes "
                    "for tens of thousands)...")
-        corpus_map = engine.compute_map()
+        corpus_map = engine.compute_map(wait=args.wait)
     if corpus_map is None:
         raise EmbedSearchError("the index changed while its map was computed; run this again")
     output.corpus_map(corpus_map, json_lines=args.json)

@@ -79,6 +79,13 @@ def _add_encoder_options(parser: argparse.ArgumentParser) -> None:
                         help="neither read nor store vectors in the embedding cache")
 
 
+def _add_wait(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wait", type=float, default=600, metavar="SECONDS",
+                        help="if another process is writing the index (a server, a cron "
+                             "add), wait up to SECONDS for it, then give up (default 600; "
+                             "encoding happens before the wait)")
+
+
 def _add_index(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", metavar="DIR",
                         help=f"index directory (default: {DEFAULT_INDEX}, the bundled ICLR "
@@ -165,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_encoder_options(build)
     build.add_argument("--overwrite", action="store_true",
                        help="replace an existing index at --out (atomically)")
+    _add_wait(build)
     build.set_defaults(run=run.build)
 
     search = command("search", "Find the papers that best match a query, by words and meaning.")
@@ -218,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--no-cache", action="store_true",
                      help="neither read nor store vectors in the embedding cache")
     _add_index(add)
+    _add_wait(add)
     add.set_defaults(run=run.add)
 
     subparsers.add_parser("bench", help="Measure performance against the naive pipeline "
@@ -234,11 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
     remove = command("remove", "Remove papers from an index by id.")
     remove.add_argument("paper_ids", nargs="+", metavar="PAPER_ID")
     _add_index(remove)
+    _add_wait(remove)
     remove.set_defaults(run=run.remove)
 
     corpus_map = command("map", "Compute the 2D map of an index (stored with it) and print "
                                 "its clusters.")
     _add_index(corpus_map)
+    _add_wait(corpus_map)
     corpus_map.add_argument("--json", action="store_true",
                             help="one JSON object per cluster (id, label, words, x, y, size)")
     corpus_map.set_defaults(run=run.map)

@@ -1,0 +1,76 @@
+"""`embedsearch ARGS...` in a process that kills itself with SIGKILL at a named point.
+
+    python tests/crashing_writer.py POINT embedsearch-arguments...
+
+The points are the moments of a write where a crash could leave damage: the test that
+runs this checks that the index is still exactly the old one or exactly the new one.
+Patching here, in the child, keeps every fault hook out of the package itself.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def _die(*args: Any, **kwargs: Any) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _after(calls: int, real: Callable[..., Any]) -> Callable[..., Any]:
+    """`real` for the first `calls` calls, then death."""
+    count = 0
+
+    def patched(*args: Any, **kwargs: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count > calls:
+            _die()
+        return real(*args, **kwargs)
+
+    return patched
+
+
+def _half_copy(source: Any, target: Any, *args: Any, **kwargs: Any) -> None:
+    with open(source, "rb") as reader, open(target, "wb") as writer:
+        writer.write(reader.read()[: os.path.getsize(source) // 2])
+        writer.flush()
+    _die()
+
+
+def _install(point: str) -> None:
+    from embedsearch import fs, indexing, layout
+    from embedsearch.encoding import encoder
+
+    if point == "before-staging":  # holding the lock, nothing staged yet
+        layout.make_temp_dir = _die  # type: ignore[assignment]
+    elif point == "while-encoding":
+        encoder.Encoder.encode = _die  # type: ignore[method-assign]
+    elif point == "while-copying":  # half of the store copied into the staging folder
+        indexing.shutil.copyfile = _half_copy  # type: ignore[assignment]
+    elif point == "while-checksumming":  # staged, not yet renamed into place
+        layout.sha256_file = _after(1, layout.sha256_file)  # type: ignore[assignment]
+    elif point == "after-rename":  # the generation in place, the manifest not yet
+        layout.write_atomic = _die  # type: ignore[assignment]
+    elif point == "mid-manifest":  # the new manifest written aside, not renamed
+        fs.os.replace = _die  # type: ignore[assignment]
+    elif point == "before-cleanup":  # published; old generations not yet removed
+        commit = layout.IndexDirectory.commit
+
+        def commit_then_die(self: Any, *args: Any) -> Any:
+            self.collect_garbage = _die
+            return commit(self, *args)
+
+        layout.IndexDirectory.commit = commit_then_die  # type: ignore[method-assign]
+    else:
+        raise SystemExit(f"unknown point {point}")
+
+
+if __name__ == "__main__":
+    _install(sys.argv[1])
+    from embedsearch.cli import main
+
+    sys.exit(main(sys.argv[2:]))
