@@ -158,3 +158,17 @@ def test_post_similar(seed_engine: SearchEngine, seed_papers: list[Paper]) -> No
             response = client.post("/similar", json=bad)
             assert response.status_code == 422, response.text
             assert response.json()["parameter"] == parameter
+
+
+def test_post_similar_is_a_read(seed_engine: SearchEngine) -> None:
+    from fastapi.testclient import TestClient
+
+    from embedsearch.server import create_app
+
+    token = "read-token-0123456789"
+    with TestClient(create_app(seed_engine, compute_map=False, read_token=token),
+                    base_url="http://localhost") as client:
+        body = {"papers": [{"id": "new:1", "abstract": NEW_ABSTRACT}], "k": 2}
+        assert client.post("/similar", json=body).status_code == 401
+        answer = client.post("/similar", json=body, headers={"Authorization": f"Bearer {token}"})
+        assert answer.status_code == 200 and answer.json()["hits"][0]["id"] == PBRL
