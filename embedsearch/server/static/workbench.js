@@ -1,0 +1,199 @@
+// The reading list on the page: star and dismiss buttons, the Library view (#/library:
+// the current list's papers, the lists, import and export) and the Recommended view
+// (#/recommended: papers like the starred ones and unlike the dismissed ones).
+"use strict";
+
+(() => {
+  const ES = (window.ES = window.ES || {});
+  const { el, status, show, enc } = ES;
+  const lib = ES.library;
+  const MAX_EXAMPLES = 20; // papers asked about per recommendation: bounds the requests
+  const NEGATIVE_WEIGHT = 0.5; // as the engine's `similar`: dismissed papers push half
+  const records = new Map(); // full records fetched this session, by id
+
+  // -- the buttons on each paper --------------------------------------------------------
+  function paint(button) {
+    const star = button.classList.contains("star");
+    const on = star ? lib.isStarred(button.dataset.id) : lib.isDismissed(button.dataset.id);
+    button.setAttribute("aria-pressed", String(on));
+    button.textContent = star ? (on ? "★ Starred" : "☆ Star") : (on ? "Dismissed" : "Dismiss");
+    button.title = star ? (on ? "remove from the reading list" : "add to the reading list")
+      : (on ? "undo: recommend it again" : "not for me: recommend less like this");
+    return button;
+  }
+
+  function buttons(paper) {
+    return [
+      paint(el("button", { type: "button", class: "star", "data-id": paper.id,
+        onclick: () => lib.star(paper) })),
+      paint(el("button", { type: "button", class: "dismiss", "data-id": paper.id,
+        onclick: () => lib.dismiss(paper) }))];
+  }
+
+  function refreshButtons() {
+    document.querySelectorAll("button.star, button.dismiss").forEach(paint);
+    for (const item of document.querySelectorAll(".result")) {
+      item.classList.toggle("dismissed", lib.isDismissed(item.dataset.id));
+    }
+  }
+
+  // -- full records ---------------------------------------------------------------------
+  async function fetchPapers(ids) {
+    // Full records (BibTeX wants abstracts), six requests at a time; ids this index does
+    // not hold come back as null.
+    const out = new Array(ids.length).fill(null);
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) {
+        const i = next++;
+        if (!records.has(ids[i])) {
+          try { records.set(ids[i], await ES.api(`/papers/${enc(ids[i])}`)); } catch (error) {
+            if (!/no paper with id/.test(error.message)) throw error;
+            records.set(ids[i], null);
+          }
+        }
+        out[i] = records.get(ids[i]);
+      }
+    };
+    await Promise.all(Array.from({ length: 6 }, worker));
+    return out;
+  }
+
+  // -- Library --------------------------------------------------------------------------
+  function listControls() {
+    const name = el("input", { id: "list-name", maxlength: "80", placeholder: "list name",
+      "aria-label": "List name", value: lib.currentName() });
+    const note = el("span", { class: "list-note", role: "status" });
+    const act = (action) => () => { note.textContent = action(name.value) || ""; };
+    const pick = el("select", { id: "list-pick", "aria-label": "Current list",
+      onchange: (event) => lib.use(event.target.value) },
+    lib.names().map((n) => el("option", { value: n, selected: n === lib.currentName() }, n)));
+    const file = el("input", { type: "file", id: "list-import", accept: ".txt,.ids,.bib,text/plain",
+      class: "visually-hidden", onchange: (event) => importFile(event.target, note) });
+    return el("div", { class: "list-controls" },
+      el("label", {}, "List ", pick),
+      name,
+      el("button", { type: "button", id: "list-new", onclick: act(lib.create) }, "New list"),
+      el("button", { type: "button", id: "list-rename", onclick: act(lib.rename) }, "Rename"),
+      el("button", { type: "button", id: "list-delete", onclick: () => {
+        if (window.confirm(`Delete the list “${lib.currentName()}”?`)) lib.remove();
+      } }, "Delete"),
+      el("label", { class: "button", for: "list-import" }, "Import ids…"), file, note);
+  }
+
+  async function importFile(input, note) {
+    const [file] = input.files;
+    if (!file) return;
+    const ids = ES.exporter.parseIds(await file.text());
+    if (!ids.length) { note.textContent = `${file.name}: no ids in it.`; return; }
+    const name = lib.importIds(file.name.replace(/\.[^.]*$/, ""), ids);
+    const found = (await fetchPapers(ids)).filter(Boolean);
+    lib.remember(found);
+    const missing = ids.length - found.length;
+    status(`Imported ${ids.length} ids into “${name}”` +
+      (missing ? `; ${missing} of them are not in this index.` : "."));
+  }
+
+  async function showLibrary() {
+    document.title = "Library · embedsearch";
+    const ids = lib.starred();
+    // Papers imported from a file have no title yet: fetch those once.
+    const unknown = ids.filter((id) => !lib.known(id));
+    if (unknown.length) {
+      try { lib.remember((await fetchPapers(unknown)).filter(Boolean)); } catch (error) {
+        status(error.message, true);
+      }
+    }
+    const papers = ids.map((id) => lib.paper(id));
+    const dismissed = lib.dismissed().map((id) => lib.paper(id));
+    status(lib.saveError() || `${papers.length} starred papers in “${lib.currentName()}”`,
+      Boolean(lib.saveError()));
+    show(el("h1", { class: "page-title" }, "Library"), listControls(),
+      ES.exporter.toolbar(async () => (await fetchPapers(ids)).map((p, i) => p || papers[i]),
+        lib.currentName()),
+      papers.length ? ES.resultList(papers, null, { label: "Starred papers" })
+        : el("p", { class: "empty" }, "No papers here yet: star papers (☆) in the results " +
+          "or on a paper's page, or import a file of ids."),
+      dismissed.length > 0 && el("details", { class: "dismissed-list" },
+        el("summary", {}, `Dismissed (${dismissed.length})`),
+        ES.resultList(dismissed, null, { label: "Dismissed papers" })));
+  }
+
+  // -- Recommended ----------------------------------------------------------------------
+  async function neighbours(ids, k) {
+    const lists = await Promise.all(ids.slice(0, MAX_EXAMPLES).map((id) =>
+      ES.api(`/papers/${enc(id)}/similar`, `k=${k}`).then((r) => r.hits).catch((error) => {
+        if (/no paper with id/.test(error.message)) return [];
+        throw error;
+      })));
+    return lists.map((hits, i) => ({ id: ids[i], hits }));
+  }
+
+  async function recommend(k) {
+    // Stopgap until the server ranks several papers in one request: one similar query per
+    // starred and dismissed paper, merged: a paper's score is its best closeness to a
+    // starred paper minus half its best closeness to a dismissed one (when it is among
+    // that one's neighbours).
+    const starred = lib.starred();
+    const dismissed = lib.dismissed();
+    const exclude = new Set([...starred, ...dismissed]);
+    const depth = Math.min(100, k + exclude.size + 10);
+    const [likes, unlikes] = await Promise.all([neighbours(starred, depth), neighbours(dismissed, depth)]);
+    const against = new Map();
+    for (const { hits } of unlikes) {
+      for (const hit of hits) against.set(hit.id, Math.max(against.get(hit.id) ?? -1, hit.score));
+    }
+    const best = new Map();
+    for (const { id, hits } of likes) {
+      for (const hit of hits) {
+        if (exclude.has(hit.id)) continue;
+        const score = hit.score - NEGATIVE_WEIGHT * Math.max(0, against.get(hit.id) ?? 0);
+        if (!best.has(hit.id) || best.get(hit.id).score < score) {
+          best.set(hit.id, { ...hit, score, dense_score: hit.score, because: id });
+        }
+      }
+    }
+    return [...best.values()].sort((a, b) => b.score - a.score).slice(0, k)
+      .map((hit, i) => ({ ...hit, rank: i + 1 }));
+  }
+
+  let generation = 0;
+  async function showRecommended() {
+    document.title = "Recommended · embedsearch";
+    const mine = ++generation;
+    const starred = lib.starred();
+    if (!starred.length) {
+      status("");
+      show(el("h1", { class: "page-title" }, "Recommended"), el("p", { class: "empty" },
+        `Star papers in “${lib.currentName()}” and the papers most like them appear here.`));
+      return;
+    }
+    status("Finding papers like your starred ones…");
+    try {
+      const hits = await recommend(Number(ES.$("#k").value) || 20);
+      if (mine !== generation) return; // the list changed meanwhile: a newer run shows
+      for (const hit of hits) hit.note = `like: ${lib.paper(hit.because).title || hit.because}`;
+      status(`${hits.length} papers like the ${starred.length} starred in “${lib.currentName()}”` +
+        (lib.dismissed().length ? `, unlike the ${lib.dismissed().length} dismissed` : ""));
+      show(el("h1", { class: "page-title" }, "Recommended"),
+        ES.exporter.toolbar(async () => hits, `recommended for ${lib.currentName()}`),
+        ES.resultList(hits, null, { label: "Recommended papers" }));
+    } catch (error) {
+      if (mine === generation) { status(error.message, true); show(); }
+    }
+  }
+
+  let pending = null;
+  lib.onChange(() => {
+    refreshButtons();
+    // The Library and Recommended views follow the list (debounced: a burst of clicks
+    // is one refresh).
+    clearTimeout(pending);
+    pending = setTimeout(() => {
+      const path = ES.route().path;
+      if (path === "/library" || path === "/recommended") ES.render();
+    }, 250);
+  });
+
+  ES.work = { buttons, refreshButtons, showLibrary, showRecommended, fetchPapers };
+})();
