@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from .bundled import DEFAULT_INDEX, corpus_files
-from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, resolve_model
-from .errors import IndexIncompatibleError, PaperNotFoundError, QueryError
-from .examples import resolve_examples
+from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, index_encoder
+from .errors import PaperNotFoundError, QueryError
+from .examples import example_text, example_vector, resolve_examples
 from .filters import Filters
 from .indexing import (
     DEFAULT_LEXICAL_FIELDS,
@@ -34,34 +34,27 @@ from .indexing import (
     attach_map,
     build_index,
     encode_papers,
-    load_parts,
     remove_papers,
 )
 from .info import IndexInfo, describe
-from .layout import DEFAULT_WAIT, IndexDirectory, Lease, Manifest, Staging
+from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .papers import DEFAULT_FIELDS, Paper
 from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
 from .readers import read_papers
 from .readers.records import papers_from_records
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query, unit
-from .store import STORE_FILE, PaperStore
+from .snapshot import Snapshot
+from .store import PaperStore
 from .vectors import EXACT_MAX
 
 __all__ = ["SearchEngine"]
-
-#: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
-NEGATIVE_WEIGHT = 0.5
 
 
 class SearchEngine:
     """An open index. Build one with `build`/`build_from_files`, open one with `open`."""
 
-    # The generation served now; `_serve` replaces all four together.
-    _manifest: Manifest
-    _parts: Parts
-    _store: PaperStore
-    _lease: Lease | None
+    _snapshot: Snapshot  # the generation served now; `_serve` swaps it whole
 
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
                  backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
@@ -74,7 +67,6 @@ class SearchEngine:
         self._encoder: Encoder | None = None
         self._lock = threading.RLock()
         self._map: tuple[int, CorpusMap | None] | None = None  # (generation, its map)
-        self._lease: Lease | None = None
         self._load()
         if model is not None or backend is not None:
             self._get_encoder()  # refuse a mismatched encoder now, not at the first query
@@ -156,30 +148,33 @@ class SearchEngine:
         return cls.open(path, cache_dir=cache_dir)
 
     def _load(self, *, checksums: bool | None = None) -> None:
-        """Serve the newest generation, leased so that no writer removes it meanwhile."""
-        directory = self._directory
-        self._stamp = directory.stamp()
-        manifest, lease = directory.open_current()
-        try:
-            directory.verify(manifest, checksums=self._verify if checksums is None
-                             else checksums)
-            self._serve(manifest, load_parts(directory, manifest), lease)
-        except BaseException:
-            lease.release()
-            raise
+        """Serve the newest generation."""
+        self._stamp = self._directory.stamp()
+        self._serve(Snapshot.open(self._directory, checksums=self._verify
+                                  if checksums is None else checksums))
 
-    def _serve(self, manifest: Manifest, parts: Parts, lease: Lease) -> None:
-        """Answer from `manifest`'s generation from now on; let go of the previous one."""
-        store = PaperStore.open(self._directory.files_dir(manifest) / STORE_FILE)
-        previous: Manifest | None = getattr(self, "_manifest", None)
+    def _serve(self, snapshot: Snapshot) -> None:
+        """Answer from `snapshot` from now on; let go of the previous one."""
+        previous: Snapshot | None = getattr(self, "_snapshot", None)
+        self._snapshot = snapshot
         if previous is not None:
-            self._store.close()
-            if previous.model != manifest.model:
+            previous.close()
+            if previous.manifest.model != snapshot.manifest.model:
                 self._encoder = None  # rebuilt with another model: resolve its encoder anew
-        if self._lease is not None:
-            self._lease.release()
-        self._manifest, self._parts, self._store, self._lease = manifest, parts, store, lease
-        self._directory.collect_garbage()  # the generation we let go of may be unused now
+            self._directory.collect_garbage()  # the generation let go of may be unused now
+
+    # What the served generation holds, for the methods below (and eval and bench).
+    @property
+    def _manifest(self) -> Manifest:
+        return self._snapshot.manifest
+
+    @property
+    def _parts(self) -> Parts:
+        return self._snapshot.parts
+
+    @property
+    def _store(self) -> PaperStore:
+        return self._snapshot.store
 
     def refresh(self) -> bool:
         """Switch to a newer generation if another process published one; True if it did.
@@ -198,10 +193,7 @@ class SearchEngine:
             return True
 
     def close(self) -> None:
-        self._store.close()
-        if self._lease is not None:
-            self._lease.release()
-            self._lease = None
+        self._snapshot.close()
 
     def __enter__(self) -> SearchEngine:
         return self
@@ -212,25 +204,11 @@ class SearchEngine:
     # -- the encoder -----------------------------------------------------------------------
     def _get_encoder(self) -> Encoder:
         if self._encoder is None:
-            built = self._manifest.model
             model, backend = self._requested
-            name = model or built["name"]
-            spec = name if isinstance(name, ModelSpec) else resolve_model(name)
-            self._check_encoder(spec, backend or str(built["backend"]))
-            self._encoder = Encoder(spec, backend=backend or str(built["backend"]),
-                                    cache_dir=self._cache_dir, cache=self._cache)
+            self._encoder = index_encoder(self._manifest.model, self._directory.path,
+                                          model=model, backend=backend,
+                                          cache_dir=self._cache_dir, cache=self._cache)
         return self._encoder
-
-    def _check_encoder(self, spec: ModelSpec, backend: str) -> None:
-        built = self._manifest.model
-        if spec.fingerprint != built["fingerprint"] or backend != built["backend"]:
-            raise IndexIncompatibleError(
-                f"index {self._directory.path} was built with {built['name']} on backend "
-                f"{built['backend']} (fingerprint {str(built['fingerprint'])[:12]}), but the "
-                f"query encoder is {spec.short()} on backend {backend}; their vectors are "
-                "not comparable: omit --model/--backend to use the index's own encoder, "
-                "or rebuild the index with this one"
-            )
 
     # -- reading ---------------------------------------------------------------------------
     @contextmanager
@@ -332,11 +310,8 @@ class SearchEngine:
         with self._reading():
             keys, against = self._keys(ids), self._keys(negatives)
             vectors = self._parts.vectors
-            vector = vectors.reconstruct(keys).mean(0)
-            if len(against):
-                vector = vector - NEGATIVE_WEIGHT * vectors.reconstruct(against).mean(0)
-            examples = self._store.papers(int(key) for key in keys)
-            text = " ".join(f"{p.title} {p.abstract}" for p in examples.values())
+            vector = example_vector(vectors.reconstruct(keys), vectors.reconstruct(against))
+            text = example_text(list(self._store.papers(int(key) for key in keys).values()))
             request = Request(None, unit(vector), np.union1d(keys, against), text)
             return Hits(self._retriever().hits(request, k, "dense", self._allowed(filters),
                                                diverse, evidence))
@@ -360,11 +335,8 @@ class SearchEngine:
             found = resolve_examples([*given, *against], self._store, self._parts.vectors,
                                      lambda texts: self._get_encoder().encode(texts),
                                      self._manifest.text["fields"])
-            vector = found.vectors[: len(given)].mean(0)
-            if against:
-                vector = vector - NEGATIVE_WEIGHT * found.vectors[len(given):].mean(0)
-            text = " ".join(f"{p.title} {p.abstract}" for p in given)
-            request = Request(None, unit(vector), found.matched, text)
+            vector = example_vector(found.vectors[: len(given)], found.vectors[len(given):])
+            request = Request(None, unit(vector), found.matched, example_text(given))
             return Hits(self._retriever().hits(request, k, "dense", self._allowed(filters),
                                                diverse, evidence))
 
@@ -472,6 +444,6 @@ class SearchEngine:
                 if result is None:
                     return None
                 manifest, parts = result
-                self._serve(manifest, parts, self._directory.lease(manifest))
+                self._serve(Snapshot.of(self._directory, manifest, parts))
                 self._stamp = self._directory.stamp()
                 return manifest

@@ -22,12 +22,31 @@ from .papers import Paper, embedding_text
 from .store import PaperStore
 from .vectors import VectorIndex
 
-__all__ = ["Examples", "match_keys", "normalise_title", "resolve_examples"]
+__all__ = ["NEGATIVE_WEIGHT", "Examples", "example_text", "example_vector", "match_keys",
+           "normalise_title", "resolve_examples"]
+
+#: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
+NEGATIVE_WEIGHT = 0.5
 
 _NOT_WORD = re.compile(r"[\W_]+")
 # Normalised title -> key, per open store (a write opens a new store, so none goes
 # stale): normalising 79.5k titles takes 0.4 s, reading them from SQLite 0.17 s.
 _TITLES: WeakKeyDictionary[PaperStore, dict[str, int]] = WeakKeyDictionary()
+
+
+def example_vector(positives: NDArray[np.float32],
+                   negatives: NDArray[np.float32]) -> NDArray[np.float32]:
+    """The direction of "like these, unlike those": the mean of the positive vectors
+    minus NEGATIVE_WEIGHT times the mean of the negative ones (none: nothing taken)."""
+    vector: NDArray[np.float32] = positives.mean(0)
+    if len(negatives):
+        vector = vector - NEGATIVE_WEIGHT * negatives.mean(0)
+    return vector
+
+
+def example_text(papers: Sequence[Paper]) -> str:
+    """What the example papers say, for evidence: their titles and abstracts."""
+    return " ".join(f"{paper.title} {paper.abstract}" for paper in papers)
 
 
 def normalise_title(title: str) -> str:

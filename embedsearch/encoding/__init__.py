@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import onnx_backend, openvino_backend, torch_backend  # noqa: F401  (register backends)
 from .base import Backend, backend_names, register_backend
 from .cache import CacheStats, EmbeddingCache, default_cache_dir
-from .encoder import DEFAULT_BACKEND, Encoder
+from .encoder import DEFAULT_BACKEND, Encoder, index_encoder
 from .models import BUNDLED_MODEL, ModelSpec, resolve_model
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "CacheStats",
     "EmbeddingCache",
     "Encoder",
+    "index_encoder",
     "ModelSpec",
     "backend_names",
     "default_cache_dir",

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import IndexIncompatibleError
 from .base import Backend, backend_class
 from .cache import DEFAULT_MAX_BYTES, EmbeddingCache, default_cache_dir
 from .calibrate import choose_backend
 from .models import ModelSpec, resolve_model
 
-__all__ = ["DEFAULT_BACKEND", "Encoder"]
+__all__ = ["DEFAULT_BACKEND", "Encoder", "index_encoder"]
 
 DEFAULT_BACKEND = "auto"
 #: Texts per cache transaction: small enough that an interrupted build loses seconds.
@@ -134,3 +135,23 @@ def _progress_bar(total: int, done: int, enabled: bool) -> Any:
 
     return tqdm(total=total, initial=done, unit="paper", desc="Encoding", file=sys.stderr,
                 dynamic_ncols=True, smoothing=0.05)
+
+
+def index_encoder(built: Mapping[str, Any], index: Path, *,
+                  model: str | ModelSpec | None = None, backend: str | None = None,
+                  cache_dir: str | os.PathLike[str] | None = None,
+                  cache: bool = True) -> Encoder:
+    """The query encoder of the index at `index`, which `built` (its manifest's model
+    record) encoded: that model and backend unless others are named, and those refused
+    unless their vectors are comparable (same fingerprint, same backend)."""
+    name = model or built["name"]
+    spec = name if isinstance(name, ModelSpec) else resolve_model(name)
+    backend = backend or str(built["backend"])
+    if spec.fingerprint != built["fingerprint"] or backend != built["backend"]:
+        raise IndexIncompatibleError(
+            f"index {index} was built with {built['name']} on backend {built['backend']} "
+            f"(fingerprint {str(built['fingerprint'])[:12]}), but the query encoder is "
+            f"{spec.short()} on backend {backend}; their vectors are not comparable: omit "
+            "--model/--backend to use the index's own encoder, or rebuild the index with "
+            "this one")
+    return Encoder(spec, backend=backend, cache_dir=cache_dir, cache=cache)
