@@ -48,6 +48,7 @@ EXTRA = [
 ]
 QUERY = "visual prompting for pre-trained image models"
 WAIT_MS = 30_000
+EXPECTED_404 = ("/not-a-paper", "/similar")  # an id made up; POST /similar refused
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +85,9 @@ def page(browser: Any, site: str) -> Iterator[Any]:
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
     tab.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
-    # Every answer but the 404 of the id the import test makes up: no asset is missing.
+    # Every answer but the 404s the tests make on purpose: no asset is missing.
     tab.on("response", lambda response: errors.append(f"{response.status}: {response.url}")
-           if response.status >= 400 and not response.url.endswith("/not-a-paper") else None)
+           if response.status >= 400 and not response.url.endswith(EXPECTED_404) else None)
     tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error"
            and not msg.text.startswith("Failed to load resource") else None)
     tab.goto(f"{site}/")
@@ -138,7 +139,7 @@ def test_reading_list_from_star_to_recommendations_and_back_out(page: Any,
     wait_status(page, "papers like the 1 starred")
     recommended = result_ids(page)
     assert recommended and first not in recommended
-    assert "like:" in page.locator(".result .note").first.inner_text()
+    assert page.locator(".result .note").count() == 0  # ranked by POST /similar, at once
     shot(page, "recommended")
     # Starring a recommended paper refreshes the list: it leaves, the others re-rank.
     liked = recommended[0]
@@ -200,6 +201,23 @@ def test_reading_list_from_star_to_recommendations_and_back_out(page: Any,
     wait_status(page, "Imported 2 ids into “shared”; 1 of them are not in this index")
     expect(page.locator(".results .result")).to_have_count(2, timeout=WAIT_MS)
     assert result_ids(page) == [second, "not-a-paper"]
+
+
+def test_recommended_without_post_similar_merges_one_query_per_paper(page: Any) -> None:
+    # A server from before POST /similar answers it 404: the page asks GET
+    # /papers/{id}/similar for each starred paper and merges the lists by best score.
+    page.route(re.compile(r"/similar$"), lambda route: route.fulfill(
+        status=404, json={"detail": "Not Found"}))
+    search(page, QUERY)
+    starred = result_ids(page)[:2]
+    for item in page.locator(".result").all()[:2]:
+        item.locator("button.star").click()
+    page.click("#tab-recommended")
+    wait_status(page, "papers like the 2 starred")
+    shown = result_ids(page)
+    assert shown and not set(shown) & set(starred)
+    notes = page.locator(".result .note").all_inner_texts()
+    assert len(notes) == len(shown) and all(note.startswith("like: ") for note in notes)
 
 
 def test_citation_keys_are_the_command_lines(page: Any) -> None:

@@ -49,7 +49,10 @@
       headers: { ...headers, "Content-Type": "application/json" } };
     const response = await authorizedFetch(url, options);
     const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(data.detail || `${response.status} ${response.statusText}`);
+    if (!response.ok) {
+      throw Object.assign(new Error(data.detail || `${response.status} ${response.statusText}`),
+        { status: response.status });
+    }
     return data;
   }
 

@@ -7,7 +7,8 @@
   const ES = (window.ES = window.ES || {});
   const { el, status, show, enc } = ES;
   const lib = ES.library;
-  const MAX_EXAMPLES = 20; // papers asked about per recommendation: bounds the requests
+  const MAX_EXAMPLES = 20; // papers asked about one by one, without POST /similar
+  const MAX_POSTED = 500; // the most papers POST /similar takes in one list
   const NEGATIVE_WEIGHT = 0.5; // as the engine's `similar`: dismissed papers push half
   const records = new Map(); // full records fetched this session, by id
 
@@ -48,7 +49,7 @@
         const i = next++;
         if (!records.has(ids[i])) {
           try { records.set(ids[i], await ES.api(`/papers/${enc(ids[i])}`)); } catch (error) {
-            if (!/no paper with id/.test(error.message)) throw error;
+            if (error.status !== 404) throw error;
             records.set(ids[i], null);
           }
         }
@@ -61,8 +62,8 @@
 
   // -- Library --------------------------------------------------------------------------
   function listControls() {
-    const name = el("input", { id: "list-name", maxlength: "80", placeholder: "list name",
-      "aria-label": "List name", value: lib.currentName() });
+    const name = el("input", { id: "list-name", maxlength: "80", placeholder: "name for New or Rename",
+      "aria-label": "A name, for a new list or for this one" });
     const note = el("span", { class: "list-note", role: "status" });
     const act = (action) => () => { note.textContent = action(name.value) || ""; };
     const pick = el("select", { id: "list-pick", "aria-label": "Current list",
@@ -78,7 +79,7 @@
       el("button", { type: "button", id: "list-delete", onclick: () => {
         if (window.confirm(`Delete the list “${lib.currentName()}”?`)) lib.remove();
       } }, "Delete"),
-      el("label", { class: "button", for: "list-import" }, "Import ids…"), file, note);
+      el("label", { class: "button import" }, "Import ids…", file), note);
   }
 
   async function importFile(input, note) {
@@ -123,19 +124,46 @@
   async function neighbours(ids, k) {
     const lists = await Promise.all(ids.slice(0, MAX_EXAMPLES).map((id) =>
       ES.api(`/papers/${enc(id)}/similar`, `k=${k}`).then((r) => r.hits).catch((error) => {
-        if (/no paper with id/.test(error.message)) return [];
+        if (error.status === 404) return [];
         throw error;
       })));
     return lists.map((hits, i) => ({ id: ids[i], hits }));
   }
 
+  let serverRanks = true; // POST /similar exists until a server answers 404 or 405
+
   async function recommend(k) {
-    // Stopgap until the server ranks several papers in one request: one similar query per
-    // starred and dismissed paper, merged: a paper's score is its best closeness to a
-    // starred paper minus half its best closeness to a dismissed one (when it is among
-    // that one's neighbours).
-    const starred = lib.starred();
-    const dismissed = lib.dismissed();
+    const starred = lib.starred().slice(0, MAX_POSTED);
+    const dismissed = lib.dismissed().slice(0, MAX_POSTED);
+    if (serverRanks) {
+      try {
+        return await rankedByServer(starred, dismissed, k);
+      } catch (error) {
+        if (error.status !== 404 && error.status !== 405) throw error;
+        serverRanks = false;
+      }
+    }
+    return merged(starred, dismissed, k);
+  }
+
+  async function rankedByServer(starred, dismissed, k) {
+    // One request: the mean of the starred papers' vectors minus half the dismissed
+    // ones' (the server's rule). Their full records go along: the server matches them
+    // to its own by id, and their text chooses the evidence.
+    const record = (paper) => ({ id: paper.id, title: paper.title, abstract: paper.abstract });
+    const [likes, unlikes] = await Promise.all([fetchPapers(starred), fetchPapers(dismissed)]);
+    const papers = likes.filter(Boolean).map(record);
+    if (!papers.length) return [];
+    const data = await ES.api("/similar", null,
+      { papers, negatives: unlikes.filter(Boolean).map(record), k });
+    const exclude = new Set([...starred, ...dismissed]);
+    return data.hits.filter((hit) => !exclude.has(hit.id));
+  }
+
+  async function merged(starred, dismissed, k) {
+    // For a server without POST /similar: one similar query per starred and dismissed
+    // paper, merged: a paper's score is its best closeness to a starred paper minus half
+    // its best closeness to a dismissed one (when it is among that one's neighbours).
     const exclude = new Set([...starred, ...dismissed]);
     const depth = Math.min(100, k + exclude.size + 10);
     const [likes, unlikes] = await Promise.all([neighbours(starred, depth), neighbours(dismissed, depth)]);
@@ -172,7 +200,9 @@
     try {
       const hits = await recommend(Number(ES.$("#k").value) || 20);
       if (mine !== generation) return; // the list changed meanwhile: a newer run shows
-      for (const hit of hits) hit.note = `like: ${lib.paper(hit.because).title || hit.because}`;
+      for (const hit of hits) {
+        if (hit.because) hit.note = `like: ${lib.paper(hit.because).title || hit.because}`;
+      }
       status(`${hits.length} papers like the ${starred.length} starred in “${lib.currentName()}”` +
         (lib.dismissed().length ? `, unlike the ${lib.dismissed().length} dismissed` : ""));
       show(el("h1", { class: "page-title" }, "Recommended"),
