@@ -176,7 +176,7 @@ def test_serve_command_binds_loopback_and_serves(seed_index: Path) -> None:
                     reason="needs Debian's Chromium at /usr/bin/chromium (apt-get install "
                            "chromium)")
 def test_the_page_in_headless_chromium(live: str, tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     shots = Path(os.environ.get("EMBEDSEARCH_SCREENSHOTS", tmp_path))
     errors: list[str] = []
@@ -217,16 +217,15 @@ def test_the_page_in_headless_chromium(live: str, tmp_path: Path) -> None:
             page.screenshot(path=str(shots / "paper.png"))
             # "More like this" on a similar paper lists the papers like that one.
             page.locator(".result button.more").first.click()
-            page.wait_for_function("location.hash.startsWith('#/similar/')")
+            # Locator assertions, not wait_for_function: the CSP forbids the eval it polls with.
+            expect(page).to_have_url(re.compile(r"#/similar/"))
             # The paper page's results stay until the new list replaces them: wait for it.
-            page.wait_for_function("document.querySelector('#status').textContent"
-                                   ".includes('papers most like')")
+            expect(page.locator("#status")).to_contain_text("papers most like")
             assert page.locator(".result").count() == 20  # the page's k, 20 by default
             # The map: every paper drawn, the query's results highlighted, titles on hover.
             page.goto(f"{live}/#/map?q=visual+prompting")
             page.wait_for_selector("#map canvas")
-            page.wait_for_function("document.querySelector('#status').textContent"
-                                   ".includes('results for')")
+            expect(page.locator("#status")).to_contain_text("results for")
             status = page.locator("#status").inner_text()
             assert "38 papers" in status and "10 results" in status
             assert page.locator(".cluster-list button").count() >= 3

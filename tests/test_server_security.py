@@ -4,6 +4,7 @@ headers, refusal to start exposed, the offline /docs page, and a busy index."""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from embedsearch.server import create_app
 from embedsearch.server.security import check_options
 
 from .conftest import CliResult
+from .test_server_live import CHROMIUM, CHROMIUM_FLAGS, LiveServer
 
 LOCAL = "http://localhost"
 WRITE = "write-token-0123456789abcdef"
@@ -197,3 +199,86 @@ def test_serve_help_says_what_to_pass_for_all_interfaces(
     text = " ".join(capsys.readouterr().out.split())
     assert "With --host 0.0.0.0 pass each name or address clients use" in text
     assert "EMBEDSEARCH_TOKEN" in text and "--cors-origin ORIGIN" in text
+
+
+def test_a_write_that_waits_too_long_is_503(seed_copy: Path) -> None:
+    from embedsearch.layout import IndexDirectory
+
+    held, release = threading.Event(), threading.Event()
+
+    def other_writer() -> None:  # another process's write, holding the index's write lock
+        with IndexDirectory(seed_copy).locked(wait=0):
+            held.set()
+            release.wait(30)
+
+    engine = SearchEngine.open(seed_copy)
+    app = create_app(engine, allow_writes=True, compute_map=False, token=WRITE, write_wait=0.5)
+    thread = threading.Thread(target=other_writer)
+    try:
+        with TestClient(app, base_url=LOCAL) as client:
+            thread.start()
+            assert held.wait(10)
+            for response in (client.post("/papers", json=PAPER, headers=bearer(WRITE)),
+                             client.delete(f"/papers/{ANY_ID}", headers=bearer(WRITE))):
+                assert "busy with another write" in refused(response, 503, None)
+                assert int(response.headers["Retry-After"]) > 0
+            assert client.get("/search", params={"q": "robots"}).status_code == 200
+            release.set()
+            thread.join(30)
+            assert client.post("/papers", json=PAPER, headers=bearer(WRITE)).json()["added"] == 1
+    finally:
+        release.set()
+        engine.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium at /usr/bin/chromium")
+def test_page_and_docs_in_chromium_offline_under_the_csp(seed_engine: SearchEngine,
+                                                          tmp_path: Path) -> None:
+    """The page asks for the read token once and searches with it; /docs renders from
+    this server alone (every other host blocked) and is authorised with the same token;
+    the browser reports no CSP violation and no failed request."""
+    from playwright.sync_api import Route, expect, sync_playwright
+
+    app = create_app(seed_engine, compute_map=False, token=WRITE, read_token=READ)
+    problems: list[str] = []
+    with LiveServer(app) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True,
+            args=CHROMIUM_FLAGS)
+
+        def only_here(route: Route) -> None:
+            if route.request.url.startswith(url + "/") or route.request.url.startswith("data:"):
+                route.continue_()
+            else:
+                problems.append(f"left the server: {route.request.url}")
+                route.abort()
+
+        try:
+            browser.route("**/*", only_here)
+            page = browser.new_page()
+            prompts: list[str] = []
+            page.on("dialog", lambda dialog: (prompts.append(dialog.message),
+                                              dialog.accept(READ)))
+            # The page's first requests are refused (401) until it has asked: expected.
+            page.on("console", lambda message: message.type in ("error", "warning") and
+                    "status of 401" not in message.text and
+                    problems.append(f"console: {message.text}"))
+            page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+            page.on("requestfailed", lambda request: problems.append(f"failed: {request.url}"))
+            page.goto(f"{url}/#/search?q=low-rank+visual+prompting")
+            page.wait_for_selector(".result")
+            assert "Visual prompting" in page.locator(".result a.title").first.inner_text()
+            assert len(prompts) == 1, prompts  # asked once for all the page's requests
+            assert page.evaluate("sessionStorage.getItem('embedsearch-token')") == READ
+            page.goto(f"{url}/#/search?q=bandits")
+            # (Locators, not wait_for_function: the CSP forbids the eval that one uses.)
+            expect(page.locator("#status")).to_contain_text("closest to “bandits”")
+            assert len(prompts) == 1  # kept for the tab
+            page.goto(f"{url}/docs")
+            page.wait_for_selector(".swagger-ui .opblock")
+            assert page.locator(".swagger-ui .opblock").count() >= 8
+            page.wait_for_selector(".swagger-ui .btn.authorize.locked")  # the page's token
+        finally:
+            browser.close()
+    assert not problems, problems

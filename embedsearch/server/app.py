@@ -202,7 +202,7 @@ def _write_routes(engine: SearchEngine, maps: MapService, allowed: bool,
         check()
         records = [paper.model_dump() for paper in body.papers]
         try:
-            added = engine.add(records)
+            added = engine.add(records, wait=wait)
         except InputError as exc:
             where = f"papers.{exc.record - 1}" if exc.record else "papers"
             parameter = f"{where}.{exc.field}" if exc.field else where
@@ -214,7 +214,7 @@ def _write_routes(engine: SearchEngine, maps: MapService, allowed: bool,
     def remove(paper_id: str) -> dict[str, int]:
         """Remove one paper (atomically)."""
         check()
-        removed = engine.remove([paper_id])
+        removed = engine.remove([paper_id], wait=wait)
         maps.start()
         return {"removed": removed, "count": len(engine)}
 
