@@ -6,7 +6,7 @@ escaping a reader is a bug. Three generators per format: random bytes, mutations
 valid file of the format (inserted BOMs, CRLF, NUL, stray quotes and braces, cuts),
 and files of the format's own structure whose field values are of every wrong type
 and range (absurd years, nested objects, surrogates, duplicate ids). The default run
-tries a few hundred cases per reader; `-m slow` runs 10,500 per reader.
+tries a few hundred cases per reader; `-m exhaustive` runs 10,500 per reader.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ FIELDS["tsv"] = FIELDS["csv"]
 DEFAULT_CASES = 70   # per generator and format: 210 per reader, seconds in all
 SLOW_CASES = 3_500   # per generator and format: 10,500 per reader
 BUDGETS = [pytest.param(DEFAULT_CASES, id="default"),
-           pytest.param(SLOW_CASES, id="slow", marks=pytest.mark.slow)]
+           pytest.param(SLOW_CASES, id="slow",
+                        marks=[pytest.mark.slow, pytest.mark.exhaustive])]
 TALLY: Counter[tuple[str, str]] = Counter()
 
 ABSURD_YEARS: list[object] = [-1, 0, 999, 10_000, 10**30, -(10**30), "2024abc", "-2024",
