@@ -23,7 +23,7 @@ Cli = Callable[..., CliResult]
 # Everything BibTeX and LaTeX treat specially, in every field that is written.
 AWKWARD = Paper(
     id="awkward:2024/01", title="LoRA & GPT-4: {50%} of $O(n^2)$ for naïve “graphs” -- fast",
-    abstract="We cut costs by 50% & more: {braces}, $\\alpha$-divergence, a_b #3 ~x, "
+    abstract="We cut costs by 50% & more: {braces}, $\\alpha$-divergence, a_b #3 ~x, O(n^2), "
              "a < b > c, \\emph-like text, ``quoted'' \"straight\" --- and ﬁne ligatures, "
              "−1, 中文 and a lone { brace.",
     authors=("José Núñez", "Bob O'Neil", "Zoë van der Berg"),

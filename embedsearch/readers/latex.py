@@ -23,9 +23,11 @@ def _decoder() -> Any:
     from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
     context = get_default_latex_context_db()
-    # \url{x} is x, not pylatexenc's "<x>".
+    # \url{x} is x, not pylatexenc's "<x>"; \textasciicircum is the ASCII caret BibTeX
+    # writers (ours too) escape ^ to, not pylatexenc's modifier letter "ˆ".
     context.add_context_category("embedsearch", prepend=True,
-                                 macros=[MacroTextSpec("url", simplify_repl="%s")])
+                                 macros=[MacroTextSpec("url", simplify_repl="%s"),
+                                         MacroTextSpec("textasciicircum", simplify_repl="^")])
     return LatexNodes2Text(latex_context=context, math_mode="verbatim")
 
 
