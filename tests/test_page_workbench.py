@@ -210,8 +210,10 @@ def test_recommended_without_post_similar_merges_one_query_per_paper(page: Any) 
         status=404, json={"detail": "Not Found"}))
     search(page, QUERY)
     starred = result_ids(page)[:2]
-    for item in page.locator(".result").all()[:2]:
-        item.locator("button.star").click()
+    page.keyboard.press("Escape")  # out of the search box: keys act on the results
+    for key in "jfjf":  # j: next result, f: star it
+        page.keyboard.press(key)
+    assert page.locator("button.star[aria-pressed=true]").count() == 2
     page.click("#tab-recommended")
     wait_status(page, "papers like the 2 starred")
     shown = result_ids(page)
