@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .bundled import DEFAULT_INDEX, corpus_files
-from .encoding import DEFAULT_BACKEND, Encoder, ModelSpec, index_encoder
+from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
 from .errors import PaperNotFoundError, QueryError
 from .examples import example_text, example_vector, resolve_examples
 from .filters import Filters
@@ -107,6 +107,7 @@ class SearchEngine:
         cache: bool = True,
         vectors: np.ndarray | None = None,
         wait: float | None = DEFAULT_WAIT,
+        executor: Executor | None = None,
     ) -> SearchEngine:
         """Encode `papers` (Paper objects or mappings with at least an abstract) into a
         new index at `out`.
@@ -118,6 +119,8 @@ class SearchEngine:
         and stores vectors in the embedding cache under `cache_dir`. `vectors` skips
         encoding: the papers' embeddings already made by this model and backend. `wait`:
         seconds to wait for another writer of `out` (None: as long as it takes).
+        `executor` computes the vectors the cache lacks: this process by default, or a
+        Ray cluster with `RayExecutor` (same vectors, same index).
         """
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                           cache=cache)
@@ -125,7 +128,7 @@ class SearchEngine:
         options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget,
                                tuple(lexical_fields))
         build_index(directory, papers_from_records(papers), encoder, options, vectors=vectors,
-                    overwrite=overwrite, progress=progress, wait=wait)
+                    overwrite=overwrite, progress=progress, wait=wait, executor=executor)
         engine = cls(directory, verify=False, cache_dir=cache_dir)
         engine._encoder = encoder
         return engine
@@ -385,13 +388,14 @@ class SearchEngine:
 
     # -- writing ---------------------------------------------------------------------------
     def add(self, papers: Iterable[Paper | Mapping[str, Any]], *,
-            progress: bool = False, wait: float | None = DEFAULT_WAIT) -> int:
+            progress: bool = False, wait: float | None = DEFAULT_WAIT,
+            executor: Executor | None = None) -> int:
         """Encode and add the papers whose ids are new; returns how many were added.
 
         Papers already in the index (by id) are left as they are and not re-encoded. They
         are encoded before the writers' lock is taken, then added to the newest generation
         (skipping any another process added meanwhile); `wait` bounds the wait for the
-        lock in seconds (None: no bound), then IndexBusyError.
+        lock in seconds (None: no bound), then IndexBusyError. `executor` as for `build`.
         """
         records = papers_from_records(papers)
         with self._reading():
@@ -400,7 +404,8 @@ class SearchEngine:
             if not new:
                 return 0
             encoded_for = self._manifest
-            vectors = encode_papers(self._get_encoder(), encoded_for, new, progress=progress)
+            vectors = encode_papers(self._get_encoder(), encoded_for, new, progress=progress,
+                                    executor=executor)
         before = len(self)
         published = self._write(wait, lambda staging: add_papers(
             self._directory, staging, self._parts, new, vectors, encoded_for))
@@ -408,10 +413,10 @@ class SearchEngine:
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
                   format: str | None = None, progress: bool = False,
-                  wait: float | None = DEFAULT_WAIT) -> int:
+                  wait: float | None = DEFAULT_WAIT, executor: Executor | None = None) -> int:
         """`add` the papers of `paths`."""
         return self.add(read_papers([Path(p) for p in paths], format), progress=progress,
-                        wait=wait)
+                        wait=wait, executor=executor)
 
     def remove(self, paper_ids: Iterable[str], *, wait: float | None = DEFAULT_WAIT) -> int:
         """Remove papers by id (all must exist, or nothing changes); returns the count.

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._version import __version__
-from .encoding import Encoder
+from .encoding import Encoder, Executor
 from .errors import IndexIncompatibleError, IndexNotFoundError, InputError
 from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .lexical import LexicalIndex
@@ -68,16 +68,18 @@ def _check_unique(papers: Sequence[Paper]) -> None:
 
 
 def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
-            progress: bool) -> np.ndarray:
-    return encoder.encode([embedding_text(paper, fields) for paper in papers], progress=progress)
+            progress: bool, executor: Executor | None = None) -> np.ndarray:
+    return encoder.encode([embedding_text(paper, fields) for paper in papers], progress=progress,
+                          executor=executor)
 
 
 def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper], *,
-                  progress: bool = False) -> np.ndarray:
+                  progress: bool = False, executor: Executor | None = None) -> np.ndarray:
     """The vectors `add_papers` needs for `papers` in the index of `manifest`: made before
-    the writers' lock is taken, as encoding can take hours and the lock is shared."""
+    the writers' lock is taken, as encoding can take hours and the lock is shared.
+    `executor` computes the cache's misses (default: this process; or a Ray cluster)."""
     _check_unique(papers)
-    return _encode(encoder, papers, manifest.text["fields"], progress)
+    return _encode(encoder, papers, manifest.text["fields"], progress, executor)
 
 
 def _check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
@@ -112,9 +114,11 @@ def build_index(
     overwrite: bool = False,
     progress: bool = False,
     wait: float | None = DEFAULT_WAIT,
+    executor: Executor | None = None,
 ) -> Manifest:
     """Encode `papers` and write them as a new index (replacing one if `overwrite`,
-    waiting up to `wait` seconds for another writer of it to finish).
+    waiting up to `wait` seconds for another writer of it to finish). `executor`
+    computes the vectors the cache lacks (default: this process; or a Ray cluster).
 
     `vectors` skips the encoding: row i must be paper i's embedding by this very
     encoder (a corpus's published embeddings, say); they are normalised here.
@@ -128,7 +132,7 @@ def build_index(
     directory.ensure_writable(replace=overwrite)
     index = create_index(options.index_type, encoder.dim, len(papers), options.index_params,
                          options.exact_max, options.memory_budget)
-    vectors = (_encode(encoder, papers, fields, progress) if vectors is None
+    vectors = (_encode(encoder, papers, fields, progress, executor) if vectors is None
                else _given_vectors(vectors, len(papers), encoder.dim))
     with directory.write(replace=overwrite, wait=wait) as staging:
         with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:

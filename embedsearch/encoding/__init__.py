@@ -13,6 +13,7 @@ from . import onnx_backend, openvino_backend, torch_backend  # noqa: F401  (regi
 from .base import Backend, backend_names, register_backend
 from .cache import CacheStats, EmbeddingCache, default_cache_dir
 from .encoder import DEFAULT_BACKEND, Encoder, index_encoder
+from .executors import Executor, LocalExecutor, RayExecutor
 from .models import BUNDLED_MODEL, ModelSpec, resolve_model
 
 __all__ = [
@@ -22,6 +23,9 @@ __all__ = [
     "CacheStats",
     "EmbeddingCache",
     "Encoder",
+    "Executor",
+    "LocalExecutor",
+    "RayExecutor",
     "index_encoder",
     "ModelSpec",
     "backend_names",

@@ -20,6 +20,7 @@ from ..errors import IndexIncompatibleError
 from .base import Backend, backend_class
 from .cache import DEFAULT_MAX_BYTES, EmbeddingCache, default_cache_dir
 from .calibrate import choose_backend
+from .executors import Executor, LocalExecutor
 from .models import ModelSpec, resolve_model
 
 __all__ = ["DEFAULT_BACKEND", "Encoder", "index_encoder"]
@@ -92,8 +93,10 @@ class Encoder:
         """Vectors of a few query texts, without the cache."""
         return self._backend.encode_batch(list(texts))
 
-    def encode(self, texts: Sequence[str], *, progress: bool = False) -> NDArray[np.float32]:
-        """Vectors of `texts`, one row each: cached ones read, the rest computed and cached."""
+    def encode(self, texts: Sequence[str], *, progress: bool = False,
+               executor: Executor | None = None) -> NDArray[np.float32]:
+        """Vectors of `texts`, one row each: cached ones read, the rest computed (by
+        `executor`, default this process) and cached as they arrive."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         cache = self._embedding_cache()
         namespace = self._namespace()
@@ -103,14 +106,19 @@ class Encoder:
         missing = [i for i in range(len(texts)) if i not in found]
         missing.sort(key=lambda i: -len(texts[i]))  # similar lengths batch with little padding
         bar = _progress_bar(len(texts), len(found), progress)
-        for start in range(0, len(missing), _CHUNK):
-            chunk = missing[start : start + _CHUNK]
-            for offset in range(0, len(chunk), self.batch_size):
-                batch = chunk[offset : offset + self.batch_size]
-                out[batch] = self._backend.encode_batch([texts[i] for i in batch])
-                bar.update(len(batch))
-            if cache:
-                cache.put(namespace, [texts[i] for i in chunk], out[chunk])
+        pending: list[int] = []
+        pieces = (executor or LocalExecutor()).run(self, [texts[i] for i in missing])
+        for rows, vectors in pieces:
+            batch = [missing[row] for row in rows.tolist()]
+            out[batch] = vectors
+            bar.update(len(batch))
+            pending.extend(batch)
+            if len(pending) >= _CHUNK:
+                if cache:
+                    cache.put(namespace, [texts[i] for i in pending], out[pending])
+                pending = []
+        if cache and pending:
+            cache.put(namespace, [texts[i] for i in pending], out[pending])
         bar.close()
         return out
 
