@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,15 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
         return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args),
                                          cache_dir=args.cache_dir)
     return SearchEngine.open(args.index, model=model, **options)
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    """`--ray [ADDRESS]`'s executor, to use in a `with` (it stops what it started)."""
+    if args.ray is None:
+        return nullcontext(None)
+    from ..encoding.executors import RayExecutor
+
+    return RayExecutor(args.ray)
 
 
 def _shape(args: argparse.Namespace) -> str:
@@ -74,15 +84,18 @@ def build(args: argparse.Namespace) -> None:
 
     fields = [name.strip() for name in args.fields.split(",") if name.strip()]
     lexical = [name.strip() for name in args.lexical_fields.split(",") if name.strip()]
-    engine = SearchEngine.build_from_files(
-        args.out, args.inputs, format=args.format, model=args.model,
-        index_type=args.index_type, index_params=args.index_param, fields=fields,
-        lexical_fields=lexical,
-        exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
-        memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
-        backend=args.backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
-        cache=not args.no_cache, wait=args.wait,
-    )
+    with _executor(args) as executor:
+        engine = SearchEngine.build_from_files(
+            args.out, args.inputs, format=args.format, model=args.model,
+            index_type=args.index_type, index_params=args.index_param, fields=fields,
+            lexical_fields=lexical,
+            exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
+            memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
+            backend=args.backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
+            cache=not args.no_cache, wait=args.wait, executor=executor,
+        )
+        if executor is not None:
+            _say(args, executor.stats.summary())
     info = engine.info()
     _say(args, f"Indexed {info.count} papers into {info.path} ({info.index_type}, "
                f"{info.model}, backend {info.encoder_backend}).")
@@ -149,8 +162,11 @@ def info(args: argparse.Namespace) -> None:
 def add(args: argparse.Namespace) -> None:
     engine = _open(args)
     before = len(engine)
-    added = engine.add_files(args.inputs, format=args.format, progress=_progress(args),
-                             wait=args.wait)
+    with _executor(args) as executor:
+        added = engine.add_files(args.inputs, format=args.format, progress=_progress(args),
+                                 wait=args.wait, executor=executor)
+        if executor is not None:
+            _say(args, executor.stats.summary())
     _say(args, f"Added {added} papers ({before} before, {len(engine)} now); "
                "papers already in the index were left as they are.")
 

@@ -86,6 +86,14 @@ def _add_wait(parser: argparse.ArgumentParser) -> None:
                              "encoding happens before the wait)")
 
 
+def _add_ray(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                        help="encode on a pool of Ray actors, one thread each: alone, on a "
+                             "Ray instance started here; auto or ray://HOST:10001, on a "
+                             "cluster (needs pip install \"embedsearch[ray]\"; the cache is "
+                             "still asked first)")
+
+
 def _add_index(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", metavar="DIR",
                         help=f"index directory (default: {DEFAULT_INDEX}, the bundled ICLR "
@@ -170,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="fields embedded, comma-separated: title, abstract, tldr, "
                             "keywords (default title,abstract)")
     _add_encoder_options(build)
+    _add_ray(build)
     build.add_argument("--overwrite", action="store_true",
                        help="replace an existing index at --out (atomically)")
     _add_wait(build)
@@ -226,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--no-cache", action="store_true",
                      help="neither read nor store vectors in the embedding cache")
     _add_index(add)
+    _add_ray(add)
     _add_wait(add)
     add.set_defaults(run=run.add)
 

@@ -84,6 +84,17 @@ class RayStats:
         total = sum(self.rows_by_worker.values()) or 1
         return {worker: rows / total for worker, rows in self.rows_by_worker.items()}
 
+    def summary(self) -> str:
+        """One line for the command line: what went to Ray and who did it."""
+        if not self.sent:
+            return "Ray: nothing to encode (the embedding cache held every text)."
+        shares = ", ".join(f"{share:.0%}" for share in sorted(self.shares().values(),
+                                                              reverse=True))
+        started = (f"; Ray started in {self.startup_seconds:.1f} s" if self.startup_seconds
+                   else "")
+        return (f"Ray: {self.sent} texts encoded by {len(self.rows_by_worker)} worker(s) "
+                f"({shares}){started}.")
+
 
 def _import_ray() -> Any:
     try:
@@ -171,8 +182,9 @@ class RayExecutor(Executor):
         if not texts:
             return
         self.start()
-        actors = self._pool_size()
-        dataset = self._dataset(texts, actors, encoder.batch_size)
+        wanted = self._pool_size()
+        dataset, blocks = self._dataset(texts, wanted, encoder.batch_size)
+        actors = min(wanted, blocks)  # an actor without a block would only load the model
         encoded = dataset.map_batches(
             _EncodeActor, batch_size=encoder.batch_size, batch_format="numpy",
             compute=self._ray.data.ActorPoolStrategy(size=actors),
@@ -189,9 +201,10 @@ class RayExecutor(Executor):
         except self._ray.exceptions.RayError as exc:
             raise _job_error(exc) from None
 
-    def _dataset(self, texts: Sequence[str], actors: int, batch_size: int) -> Any:
+    def _dataset(self, texts: Sequence[str], actors: int, batch_size: int) -> tuple[Any, int]:
         """The texts in contiguous blocks (they come sorted longest first, so each block
-        pads little), enough blocks for every actor to take several and finish together."""
+        pads little), enough blocks for every actor to take several and finish together;
+        and how many blocks."""
         import pyarrow as pa
 
         per_block = max(batch_size, min(1024, math.ceil(len(texts) / (actors * 8))))
@@ -200,7 +213,7 @@ class RayExecutor(Executor):
         blocks = [table.slice(start, per_block) for start in range(0, len(texts), per_block)]
         dataset = self._ray.data.from_arrow(blocks)
         dataset.context.enable_progress_bars = False  # the encoder's own bar counts pieces
-        return dataset
+        return dataset, len(blocks)
 
     def _actor_arguments(self, encoder: Encoder) -> dict[str, Any]:
         local = self.address is None  # a cluster's workers use their own cache folders
