@@ -3,7 +3,8 @@
 Sections: encoding throughput and quality per backend against the naive pipeline; what
 batch size and length sorting are worth; the cost of adding 1% new papers against a
 full build; warm query latency at the dev corpus' size; every index type at a million
-vectors; cold start of the CLI. Ratios are measured side by side in the same run.
+vectors; cold start of the CLI; and, asked for by name (it needs the ray extra), a local build
+against a `--ray` one. Ratios are measured side by side in the same run.
 `--quick` shrinks every section to a smoke test.
 """
 
@@ -31,6 +32,8 @@ from .updates import updates_table
 __all__ = ["main", "parser"]
 
 SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart")
+#: Sections run only when named in --sections.
+OPTIONAL_SECTIONS = ("ray",)
 
 
 @dataclass
@@ -44,10 +47,13 @@ class Settings:
     scale: int = 1_000_000
     runs: int = 5
     index_types: str = "flat,hnsw,ivf,ivfpq"
+    ray_papers: int = 4000
+    ray_rounds: int = 3
 
 
 _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
-                  scale=20_000, runs=2, index_types="flat,hnsw,ivf")
+                  scale=20_000, runs=2, index_types="flat,hnsw,ivf", ray_papers=200,
+                  ray_rounds=1)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
@@ -58,7 +64,8 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
                         "stored embeddings (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (CI)")
     p.add_argument("--sections", default=",".join(SECTIONS),
-                   help="comma-separated subset of: " + ", ".join(SECTIONS))
+                   help="comma-separated subset of: " + ", ".join(SECTIONS + OPTIONAL_SECTIONS)
+                        + " (ray only when named)")
     p.add_argument("--papers", type=int, help="papers encoded per backend (full: 2000)")
     p.add_argument("--update-papers", type=int, help="index size for the update section "
                                                      "(full: 20000)")
@@ -70,6 +77,10 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
     p.add_argument("--backends", default=",".join(backend_names()),
                    help="encoder backends compared (default: all)")
     p.add_argument("--runs", type=int, help="cold-start runs (full: 5)")
+    p.add_argument("--ray-papers", type=int, help="papers built locally and with --ray "
+                                                  "(full: 4000)")
+    p.add_argument("--ray-rounds", type=int, help="alternating rounds of the ray section "
+                                                  "(full: 3)")
     p.add_argument("--json", metavar="FILE", help="also write every table to FILE as JSON")
     return p
 
@@ -115,6 +126,11 @@ def run(args: argparse.Namespace) -> list[Table]:
         if "coldstart" in sections:
             began = time.perf_counter()
             emit(coldstart_table(index_dir, settings.runs), began)
+        if "ray" in sections:
+            from .ray_encoding import ray_table  # imports Ray: only when asked for
+
+            began = time.perf_counter()
+            emit(ray_table(devset, settings.ray_papers, settings.ray_rounds), began)
     return tables
 
 

@@ -13,6 +13,7 @@ resolved, its cache off: the driver's cache is the one that counts.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -124,9 +125,11 @@ class RayExecutor(Executor):
     `address`: None (or "local") starts a Ray instance on this machine, unless this
     process is already connected to one, which is then used; "auto", "ray://host:port"
     or "host:port" join a running cluster. `actors` defaults to the cluster's CPUs over
-    `threads_per_actor`; one thread per actor keeps OpenMP pools from fighting over
-    cores. Ray starts on the first texts to encode, so a build the cache answers whole
-    never starts it. Close the executor (or use it in a `with`) to stop what it started.
+    `threads_per_actor`, each actor reserving that many CPUs and running its backend on
+    that many threads (Ray sets OMP_NUM_THREADS to match): one each keeps thread pools
+    from fighting over cores. Ray starts on the first texts to encode, so a build the
+    cache answers whole never starts it. Close the executor (or use it in a `with`) to
+    stop what it started.
     """
 
     def __init__(self, address: str | None = None, *, actors: int | None = None,
@@ -159,6 +162,10 @@ class RayExecutor(Executor):
                 "start --head` and pass auto or ray://HEAD:10001") from None
         self._owned = True
         self.stats.startup_seconds = time.perf_counter() - began
+        data_log = logging.getLogger("ray.data")
+        if data_log.level in (logging.NOTSET, logging.INFO, logging.DEBUG):
+            # Each job's plan and timing, at INFO: the encoder's bar and summary say more.
+            data_log.setLevel(logging.ERROR)
 
     def close(self) -> None:
         """Stop the Ray instance this executor started or joined (not one found running)."""
@@ -189,8 +196,7 @@ class RayExecutor(Executor):
             _EncodeActor, batch_size=encoder.batch_size, batch_format="numpy",
             compute=self._ray.data.ActorPoolStrategy(size=actors),
             num_cpus=self.threads_per_actor,
-            fn_constructor_kwargs=self._actor_arguments(encoder),
-            runtime_env={"env_vars": {"OMP_NUM_THREADS": str(self.threads_per_actor)}})
+            fn_constructor_kwargs=self._actor_arguments(encoder))
         self.stats.sent += len(texts)
         self.stats.jobs += 1
         try:
