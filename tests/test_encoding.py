@@ -157,8 +157,8 @@ from embedsearch.encoding.cache import EmbeddingCache
 cache = EmbeddingCache({str(tmp_path)!r})
 cache.put("ns", ["kept"], np.ones((1, 4), np.float32))
 cache._db.execute("BEGIN")
-cache._db.executemany("INSERT INTO vectors VALUES (?, ?, 0)",
-                      [(os.urandom(20), os.urandom(16)) for _ in range(10000)])
+cache._db.executemany("INSERT INTO vectors VALUES (?, ?, ?, 0)",
+                      [(os.urandom(20), os.urandom(16), os.urandom(8)) for _ in range(10000)])
 os.kill(os.getpid(), signal.SIGKILL)  # dies inside the transaction
 """
     result = subprocess.run([sys.executable, "-c", script],
