@@ -74,6 +74,8 @@ def test_writes_need_the_token(writable: TestClient) -> None:
     assert added.status_code == 200 and added.json()["added"] == 1
     assert writable.get("/papers/sec:1").status_code == 200  # reads need no token here
     assert writable.get("/search", params={"q": "surface codes"}).status_code == 200
+    # A POST that only reads needs no token on this server.
+    assert writable.post("/search", json={"queries": ["surface codes"]}).status_code == 200
     removed = writable.delete("/papers/sec:1", headers={"authorization": f"bearer {WRITE}"})
     assert removed.status_code == 200 and removed.json()["removed"] == 1
 
@@ -157,6 +159,22 @@ def test_docs_are_served_from_here(guarded: TestClient) -> None:
         assert response.status_code == 200 and len(response.content) > 300, asset
     for path in ("/redoc", "/docs/oauth2-redirect"):  # not vendored: off
         assert guarded.get(path, headers=bearer(READ)).status_code == 404, path
+
+
+def test_oversized_bodies_are_413_naming_the_body(guarded: TestClient) -> None:
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        yield b'{"queries": ["x"], "pad": "'
+        for _ in range(90):
+            yield b" " * 100_000
+        yield b'"}'
+
+    declared = b'{"queries": ["x"]}' + b" " * 8_100_000
+    for body in (declared, chunks()):
+        response = guarded.post("/search", content=body, headers={
+            "Content-Type": "application/json", **bearer(READ)})
+        assert "over the limit" in refused(response, 413, "body")
+    # Without the token the body is never read: 401, not 413.
+    refused(guarded.post("/search", content=declared), 401, "Authorization")
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -48,7 +48,7 @@ from .schemas import (
     SimilarPapersIn,
     WriteOut,
 )
-from .security import Access, BearerAuth, HostCheck, SecurityHeaders
+from .security import Access, BearerAuth, BodyLimit, HostCheck, SecurityHeaders
 
 __all__ = ["ApiError", "create_app"]
 
@@ -275,6 +275,8 @@ def _install_errors(app: FastAPI) -> None:
         if exc.status_code == 400:  # a body that is not JSON text (not even UTF-8)
             return _error(422, f"body: the request body is not valid JSON ({exc.detail})",
                           "body")
+        if exc.status_code == 413:  # from BodyLimit
+            return _error(413, f"body: {exc.detail}", "body")
         return _error(exc.status_code, str(exc.detail))
 
     @app.exception_handler(IndexBusyError)
@@ -304,7 +306,8 @@ def _bearer(documented: bool) -> list[Any]:
 
 
 def _install_layers(app: FastAPI, access: Access) -> None:
-    # Starlette runs the last one added first: headers, Host, CORS, then the token.
+    # Starlette runs the last one added first: headers, Host, CORS, token, body size.
+    app.add_middleware(BodyLimit, limit=LIMITS.body_bytes)
     app.add_middleware(BearerAuth, access=access)
     if access.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(access.cors_origins),
@@ -340,7 +343,7 @@ def create_app(engine: SearchEngine, *, allow_writes: bool = False, compute_map:
         batcher.close()
 
     app = FastAPI(title="embedsearch", version=__version__, lifespan=lifespan,
-                  max_body_size=LIMITS.body_bytes, docs_url=None, redoc_url=None,
+                  max_body_size=None, docs_url=None, redoc_url=None,
                   swagger_ui_oauth2_redirect_url=None,
                   description="Semantic search over research papers. Hits have the shape "
                               "of `embedsearch search --json` lines.")

@@ -4,8 +4,8 @@ Three ASGI layers wrap the app, outermost first: `SecurityHeaders` (CSP, nosniff
 framing rules on every response, refusals included), `HostCheck` (a Host header this
 server does not answer to is refused, which defeats DNS rebinding), then CORS when
 origins are configured (so that preflights, which carry no token, are answered), then
-`BearerAuth`. Authentication is a layer rather than a route dependency so that a client
-without the token gets 401 before its body is read or validated.
+`BearerAuth`, then `BodyLimit`. Authentication is a layer rather than a route dependency
+so that a client without the token gets 401 before its body is read or validated.
 
 `check_options` is what `embedsearch serve` runs before it opens anything: the
 combinations that would expose the index are refused there, with the option to fix.
@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -32,6 +33,7 @@ __all__ = [
     "LOOPBACK_NAMES",
     "Access",
     "BearerAuth",
+    "BodyLimit",
     "HostCheck",
     "SecurityHeaders",
     "check_options",
@@ -241,3 +243,35 @@ class BearerAuth:
         challenge["WWW-Authenticate"] += ', error="invalid_token"'
         return _refusal(401, f"the Authorization header does not carry {what}",
                         "Authorization", challenge)
+
+
+class BodyLimit:
+    """413 for a request body over `limit` bytes: at once when its Content-Length says so,
+    else as soon as the bytes read pass it. (Starlette's own limit answers in plain text;
+    this one answers with the API's JSON error, as documented.)"""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        message = f"the request body is over the limit of {self.limit:,} bytes"
+        declared = _header(scope, b"content-length") or b""
+        if declared.isdigit() and int(declared) > self.limit:
+            await _refusal(413, f"body: {message}", "body")(scope, receive, send)
+            return
+        read = 0
+
+        async def counted() -> Message:
+            nonlocal read
+            received = await receive()
+            read += len(received.get("body", b""))
+            if read > self.limit:
+                # FastAPI passes an HTTPException from reading the body on to the app's
+                # handler, which answers it as JSON naming the body.
+                raise HTTPException(413, message)
+            return received
+
+        await self.app(scope, counted, send)
