@@ -112,7 +112,8 @@ def ray_table(devset: DevSet, count: int, rounds: int) -> Table:
 def _table(count: int, seconds: dict[str, list[float]], driver: dict[str, int],
            per_round: list[RayStats], startup: float, min_cos: float, same_ids: bool) -> Table:
     table = Table(f"Local build against --ray ({_ACTORS} actors x 1 thread), {count} dev "
-                  "papers", ["build", "median s", "papers/s", "x local (median of rounds)",
+                  "papers", ["build", "median s", "rounds s", "papers/s",
+                             "x local (median of rounds)",
                              "driver peak RSS MB", "worker peak RSS MB", "actor shares",
                              "min cos to local", "same ids"],
                   f"{len(seconds['local'])} alternating rounds, cache off, flat index; Ray "
@@ -126,7 +127,8 @@ def _table(count: int, seconds: dict[str, list[float]], driver: dict[str, int],
     for name in ("local", "ray"):
         median = float(np.median(seconds[name]))
         table.add(build=name, **{
-            "median s": median, "papers/s": count / median,
+            "median s": median, "rounds s": " ".join(f"{t:.0f}" for t in seconds[name]),
+            "papers/s": count / median,
             "x local (median of rounds)": float(np.median(ratios)) if name == "ray" else 1.0,
             "driver peak RSS MB": driver[name] / _MB,
             "worker peak RSS MB": max(workers) / _MB if name == "ray" and workers else "",
