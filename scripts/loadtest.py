@@ -7,8 +7,15 @@ with its own keep-alive connection, sending requests back to back for --duration
 seconds (at most --max-requests in all). Prints requests/s, p50/p99 latency and the
 error count (any non-200 answer or failed request), and exits 1 if there were errors.
 
+--soak SECONDS instead serves a copy of --index with writes allowed behind a token, and
+for that long runs mixed reads from 4 threads while 2 threads add papers (POST /papers)
+and remove some of them (DELETE); then prints the requests by status, the server's RSS
+at the start and the end, and whether every acknowledged addition is there and every
+acknowledged removal gone. It exits 1 on any 5xx, failed request or lost write.
+
     python scripts/loadtest.py --index indexes/iclr2025 --clients 1,4,16
     python scripts/loadtest.py --index indexes/dev80k --mix mixed --json
+    python scripts/loadtest.py --index indexes/dev80k --soak 60
 """
 
 from __future__ import annotations
@@ -18,13 +25,17 @@ import http.client
 import json
 import os
 import random
+import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,12 +81,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(index: Path, *, startup: float = 120) -> Iterator[str]:
-    """`embedsearch serve` on a free loopback port, stopped on exit."""
+def server(index: Path, *, startup: float = 120,
+           token: str | None = None) -> Iterator[tuple[str, int]]:
+    """`embedsearch serve` on a free loopback port (writes allowed behind `token`, if
+    given); yields its URL and process id; stopped on exit."""
     port = free_port()
     command = [sys.executable, "-m", "embedsearch.cli", "serve", "--index", str(index),
                "--port", str(port), "--no-map", "--quiet"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    env = dict(os.environ)
+    if token:
+        command.append("--allow-writes")
+        env["EMBEDSEARCH_TOKEN"] = token  # not on the command line, where others see it
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + startup
@@ -89,15 +106,19 @@ def server(index: Path, *, startup: float = 120) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     raise SystemExit("the server did not start in time") from None
                 time.sleep(0.25)
-        yield url
+        yield url, process.pid
     finally:
         process.terminate()
         process.wait(30)
 
 
-def get_json(url: str, path: str) -> dict[str, object]:
+def connect(url: str, timeout: float = 60) -> http.client.HTTPConnection:
     parts = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    return http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+
+
+def get_json(url: str, path: str) -> dict[str, object]:
+    connection = connect(url, 30)
     try:
         connection.request("GET", path)
         response = connection.getresponse()
@@ -141,10 +162,9 @@ def run_level(url: str, clients: int, paths: list[str], duration: float,
     lock = threading.Lock()
     budget = iter(range(max_requests))
     stop = time.monotonic() + duration
-    parts = urllib.parse.urlsplit(url)
 
     def client(number: int) -> None:
-        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        connection = connect(url)
         position = number * 7
         while time.monotonic() < stop:
             with lock:
@@ -161,7 +181,7 @@ def run_level(url: str, clients: int, paths: list[str], duration: float,
             except (OSError, http.client.HTTPException):
                 ok = False
                 connection.close()
-                connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+                connection = connect(url)
             elapsed = time.perf_counter() - started
             with lock:
                 if ok:
@@ -197,6 +217,158 @@ def measure(url: str, args: argparse.Namespace) -> list[dict[str, float | int]]:
     return results
 
 
+SOAK_READERS, SOAK_WRITERS = 4, 2
+SOAK_WORDS = ("robots grasp tactile policy diffusion graph bandits regret quantum codes "
+              "attention sparse retrieval agents language vision audio molecules").split()
+
+
+@dataclass
+class SoakRun:
+    """What the soak saw: requests by kind and status, and the acknowledged writes."""
+
+    statuses: Counter[str] = field(default_factory=Counter)
+    added: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, kind: str, status: int | str) -> None:
+        with self.lock:
+            self.statuses[f"{kind} {status}"] += 1
+
+
+def rss_mb(pid: int) -> float | None:
+    """The resident memory of process `pid` in MB (Linux's /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def call(connection: http.client.HTTPConnection, method: str, path: str,
+         body: object = None, token: str = "") -> int:
+    """One request on a keep-alive connection; its status (the body is read and dropped)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    connection.request(method, path, body=data, headers=headers)
+    response = connection.getresponse()
+    response.read()
+    return response.status
+
+
+Job = tuple[str, "str | Callable[[http.client.HTTPConnection], int]"]
+
+
+def soak_client(url: str, run: SoakRun, stop: float, jobs: Iterator[Job]) -> None:
+    """Send what `jobs` yields (a kind, then a path to GET or a write to make) until
+    `stop`; a failed request is counted as 'error' and the connection remade."""
+    connection = connect(url, 120)
+    for kind, job in jobs:
+        if time.monotonic() > stop:
+            break
+        try:
+            run.count(kind, job(connection) if callable(job) else call(connection, "GET", job))
+        except (OSError, http.client.HTTPException):
+            run.count(kind, "error")
+            connection.close()
+            connection = connect(url, 120)
+    connection.close()
+
+
+def reads(paths: list[str], number: int, limit: int) -> Iterator[Job]:
+    for count in range(limit):
+        yield "read", paths[(number * 7 + count) % len(paths)]
+
+
+def writes(run: SoakRun, token: str, number: int, limit: int) -> Iterator[Job]:
+    """Adds of two new papers, and every third time the removal of an earlier one."""
+    rng = random.Random(number)
+    mine: list[str] = []
+    for count in range(limit):
+        ids = [f"soak:{number}:{count}:{half}" for half in "ab"]
+        papers = [{"id": paper_id, "title": f"Soak paper {paper_id}", "abstract": " ".join(
+            rng.choices(SOAK_WORDS, k=30)) + "."} for paper_id in ids]
+
+        def add(connection: http.client.HTTPConnection, ids: list[str] = ids,
+                papers: list[dict[str, str]] = papers) -> int:
+            status = call(connection, "POST", "/papers", {"papers": papers}, token)
+            if status == 200:
+                with run.lock:
+                    run.added.update(ids)
+                mine.extend(ids)
+            return status
+
+        yield "add", add
+        if count % 3 == 2 and mine:
+            victim = mine.pop(rng.randrange(len(mine)))
+
+            def remove(connection: http.client.HTTPConnection, victim: str = victim) -> int:
+                path = f"/papers/{urllib.parse.quote(victim, safe='')}"
+                status = call(connection, "DELETE", path, token=token)
+                if status == 200:
+                    with run.lock:
+                        run.added.discard(victim)
+                        run.removed.add(victim)
+                return status
+
+            yield "remove", remove
+
+
+def lost_writes(url: str, run: SoakRun) -> list[str]:
+    """Acknowledged additions that are missing and removals that are still there."""
+    connection = connect(url)
+    lost = []
+    for paper_id, expected in [*[(i, 200) for i in sorted(run.added)],
+                               *[(i, 404) for i in sorted(run.removed)]]:
+        status = call(connection, "GET", f"/papers/{urllib.parse.quote(paper_id, safe='')}")
+        if status != expected:
+            lost.append(f"{paper_id}: {status}, expected {expected}")
+    connection.close()
+    return lost
+
+
+def soak(args: argparse.Namespace) -> int:
+    """Serve a copy of the index with writes on, read and write for --soak seconds."""
+    token = secrets.token_urlsafe(24)
+    with tempfile.TemporaryDirectory(prefix="embedsearch-soak-") as scratch:
+        copy = Path(scratch) / "index"
+        shutil.copytree(args.index, copy)
+        with server(copy, token=token) as (url, pid):
+            paths = request_paths(url, "mixed", args.k, load_queries(args.queries))
+            run_level(url, 2, paths, args.warmup, 10_000)
+            rss_start, run = rss_mb(pid), SoakRun()
+            stop, limit = time.monotonic() + args.soak, args.max_requests
+            work = [reads(paths, n, limit) for n in range(SOAK_READERS)]
+            work += [writes(run, token, n, limit) for n in range(SOAK_WRITERS)]
+            threads = [threading.Thread(target=soak_client, args=(url, run, stop, jobs))
+                       for jobs in work]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            rss_end, lost = rss_mb(pid), lost_writes(url, run)
+            papers = get_json(url, "/health")["papers"]
+    failed = sum(n for key, n in run.statuses.items() if key.split()[1][0] in "5e")
+    summary = {"seconds": args.soak, "papers_at_end": papers, "requests": dict(sorted(
+        run.statuses.items())), "5xx_or_failed": failed, "rss_mb_start": rss_start,
+        "rss_mb_end": rss_end, "added_present": len(run.added) - sum(
+            " expected 200" in line for line in lost), "added_acknowledged": len(run.added),
+        "removed_absent": len(run.removed) - sum(" expected 404" in line for line in lost),
+        "removed_acknowledged": len(run.removed), "lost": lost[:20]}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        for key, value in summary.items():
+            print(f"{key:>22}: {value}")
+    return 1 if failed or lost else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1],
@@ -216,14 +388,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10, help="results per request")
     parser.add_argument("--queries", type=int, default=200, help="distinct query texts")
     parser.add_argument("--json", action="store_true", help="one JSON object per level")
+    parser.add_argument("--soak", type=float, metavar="SECONDS",
+                        help="reads with writes interleaved on a copy of --index for "
+                             "SECONDS (at most --max-requests per thread); see above")
     args = parser.parse_args(argv)
     if args.url and urllib.parse.urlsplit(args.url).hostname not in LOOPBACK:
         parser.error("--url must be a loopback address: this check loads this machine only")
+    if args.soak is not None and not args.index:
+        parser.error("--soak needs --index: it writes, so it serves a copy of its own")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.soak is not None:
+        return soak(args)
     if args.url:
         results = measure(args.url, args)
     else:
-        with server(args.index) as url:
+        with server(args.index) as (url, _):
             results = measure(url, args)
     if args.json:
         for summary in results:
