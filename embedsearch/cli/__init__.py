@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import EmbedSearchError
 from .parser import build_parser
@@ -17,11 +18,24 @@ from .parser import build_parser
 __all__ = ["main"]
 
 
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to sys.stderr as it is when each message comes, not as it was when the
+    handler was made: callers (and tests) replace sys.stderr between commands."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def _log_to_stderr(*, quiet: bool) -> None:
     """The engine reports slow one-off steps (model export, backend choice) by logging."""
     logger = logging.getLogger("embedsearch")
     if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _Stderr()
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
         logger.propagate = False  # libraries that configure the root logger would echo it
