@@ -23,7 +23,7 @@ import numpy as np
 
 from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
-from .errors import PaperNotFoundError, QueryError
+from .errors import IndexNotFoundError, PaperNotFoundError, QueryError
 from .examples import example_text, example_vector, resolve_examples
 from .filters import Filters
 from .indexing import (
@@ -34,6 +34,7 @@ from .indexing import (
     attach_map,
     build_index,
     encode_papers,
+    load_parts,
     remove_papers,
 )
 from .info import IndexInfo, describe
@@ -407,8 +408,8 @@ class SearchEngine:
             vectors = encode_papers(self._get_encoder(), encoded_for, new, progress=progress,
                                     executor=executor)
         before = len(self)
-        published = self._write(wait, lambda staging: add_papers(
-            self._directory, staging, self._parts, new, vectors, encoded_for))
+        published = self._write(wait, lambda staging, parts: add_papers(
+            self._directory, staging, parts, new, vectors, encoded_for))
         return published.count - before if published else 0
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
@@ -426,29 +427,32 @@ class SearchEngine:
             for paper_id in ids:  # refuse an unknown id before waiting for the lock
                 self._key(paper_id)
         if ids:
-            self._write(wait, lambda staging: remove_papers(
-                self._directory, staging, self._parts,
-                np.array([self._key(paper_id) for paper_id in ids], dtype=np.int64)))
+            self._write(wait, lambda staging, parts: remove_papers(
+                self._directory, staging, parts, ids))
         return len(ids)
 
     def _write(self, wait: float | None,
-               update: Callable[[Staging], tuple[Manifest, Parts] | None]) -> Manifest | None:
-        """Run `update` on the newest generation under the writers' lock and serve what it
-        published (None: it published nothing). The writers' lock is always taken before
-        the engine's, so two writing threads cannot deadlock."""
+               update: Callable[[Staging, Parts], tuple[Manifest, Parts] | None]
+               ) -> Manifest | None:
+        """Run `update` under the writers' lock on a private copy of the newest
+        generation's parts, then serve what it published (None: it published nothing).
+
+        Queries go on meanwhile: they read the served generation, which the write never
+        touches, and wait only for the swap. A copy costs one load of the generation
+        (a fraction of a second at 80k papers); writing the served parts in place made
+        every query wait for the whole publish, seconds at that size.
+        """
         with self._directory.write(replace=True, wait=wait) as staging:
+            newest = staging.previous
+            if newest is None:
+                raise IndexNotFoundError(f"the index at {self.path} was removed meanwhile; "
+                                         "nothing was written")
+            result = update(staging, load_parts(self._directory, newest))
+            if result is None:
+                return None
+            manifest, parts = result
+            snapshot = Snapshot.of(self._directory, manifest, parts)
             with self._lock:
-                if (staging.previous is None
-                        or staging.previous.generation != self._manifest.generation):
-                    self._load(checksums=False)  # another process wrote since: start there
-                try:
-                    result = update(staging)
-                except BaseException:
-                    self._load(checksums=False)  # `update` may have changed the parts
-                    raise
-                if result is None:
-                    return None
-                manifest, parts = result
-                self._serve(Snapshot.of(self._directory, manifest, parts))
+                self._serve(snapshot)
                 self._stamp = self._directory.stamp()
-                return manifest
+            return manifest

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._version import __version__
 from .encoding import Encoder, Executor
-from .errors import IndexIncompatibleError, IndexNotFoundError, InputError
+from .errors import IndexIncompatibleError, IndexNotFoundError, InputError, PaperNotFoundError
 from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .lexical import LexicalIndex
 from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
@@ -208,7 +208,7 @@ def add_papers(
     generation `staging.previous`, whose `parts` these are; papers whose ids it already
     holds are skipped. Returns the new manifest and parts, or None if nothing was new.
 
-    `parts` may be changed in place even when this fails: reload them then.
+    `parts` are changed in place: pass a private copy.
     """
     manifest = _newest(directory, staging)
     _check_same_encoding(encoded_for, manifest)
@@ -230,15 +230,20 @@ def remove_papers(
     directory: IndexDirectory,
     staging: Staging,
     parts: Parts,
-    keys: np.ndarray,
+    paper_ids: Sequence[str],
 ) -> tuple[Manifest, Parts]:
-    """Remove the papers stored under `keys` from the generation `staging.previous`, whose
-    `parts` these are; returns the new manifest and parts.
+    """Remove the papers `paper_ids` (all must be there) from the generation
+    `staging.previous`, whose `parts` these are; returns the new manifest and parts.
 
-    `parts` may be changed in place even when this fails: reload them then.
+    `parts` are changed in place: pass a private copy.
     """
     manifest = _newest(directory, staging)
     with _copy_store(directory, manifest, staging) as store:
+        found = store.keys_of(paper_ids)
+        for paper_id in paper_ids:
+            if paper_id not in found:  # removed by another process meanwhile
+                raise PaperNotFoundError(paper_id, directory.path)
+        keys = np.array([found[paper_id] for paper_id in paper_ids], dtype=np.int64)
         store.delete(keys)
     parts.vectors.remove(keys)
     parts.lexical.remove(keys)

@@ -157,6 +157,31 @@ def test_an_add_skips_papers_another_process_added_meanwhile(
     assert len(reader) == SEED_COUNT + 4
 
 
+def test_queries_go_on_while_a_write_publishes(
+        seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from embedsearch import layout
+
+    checksum = layout.sha256_file
+    publishing = threading.Event()
+
+    def slow_checksum(path: Path) -> str:  # a publish as slow as at 80k papers
+        publishing.set()
+        time.sleep(0.3)
+        return checksum(path)
+
+    monkeypatch.setattr(layout, "sha256_file", slow_checksum)
+    reader.search("warm up", k=1)
+    writer = threading.Thread(target=reader.add, args=(_records("slow", 3),))
+    writer.start()
+    assert publishing.wait(60)
+    started = time.monotonic()
+    assert len(reader.search("graph neural networks", k=3)) == 3
+    assert time.monotonic() - started < 0.5, "a query waited for the publish"
+    assert len(reader) == SEED_COUNT  # still the served generation
+    writer.join()
+    assert len(reader) == SEED_COUNT + 3
+
+
 def test_a_second_writer_waits_for_the_lock_then_gives_up(
         seed_copy: Path, reader: SearchEngine, cli: Cli) -> None:
     paper_id = sorted(_ids_on_disk(seed_copy))[0]

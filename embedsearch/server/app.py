@@ -58,7 +58,9 @@ _NOT_FOUND: dict[int | str, dict[str, Any]] = {**_ERRORS, 404: {"model": ErrorOu
 _TOO_LARGE: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "the request body is over the size limit"}}
 _FLAG = re.compile(r"^--(\w+): ")
-WRITE_WAIT_S = 10.0  # how long a write waits for another process's write to finish
+# How long a write waits for another's: at 80k papers a write holds the lock a few
+# seconds, so 30 s rides out a queue of several; clients commonly time out at 30-60 s.
+WRITE_WAIT_S = 30.0
 RETRY_AFTER_S = 5
 
 # Query parameters shared by search and similar.
