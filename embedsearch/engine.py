@@ -23,7 +23,7 @@ import numpy as np
 
 from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
-from .errors import IndexNotFoundError, PaperNotFoundError, QueryError
+from .errors import PaperNotFoundError, QueryError
 from .examples import example_text, example_vector, resolve_examples
 from .filters import Filters
 from .indexing import (
@@ -35,6 +35,7 @@ from .indexing import (
     build_index,
     encode_papers,
     load_parts,
+    newest_generation,
     remove_papers,
 )
 from .info import IndexInfo, describe
@@ -407,10 +408,8 @@ class SearchEngine:
             encoded_for = self._manifest
             vectors = encode_papers(self._get_encoder(), encoded_for, new, progress=progress,
                                     executor=executor)
-        before = len(self)
-        published = self._write(wait, lambda staging, parts: add_papers(
+        return self._write(wait, lambda staging, parts: add_papers(
             self._directory, staging, parts, new, vectors, encoded_for))
-        return published.count - before if published else 0
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
                   format: str | None = None, progress: bool = False,
@@ -432,10 +431,11 @@ class SearchEngine:
         return len(ids)
 
     def _write(self, wait: float | None,
-               update: Callable[[Staging, Parts], tuple[Manifest, Parts] | None]
-               ) -> Manifest | None:
+               update: Callable[[Staging, Parts], tuple[Manifest, Parts] | None]) -> int:
         """Run `update` under the writers' lock on a private copy of the newest
-        generation's parts, then serve what it published (None: it published nothing).
+        generation's parts, then serve what it published; returns how many papers that
+        added (negative: removed), counted against the generation it started from, so
+        another process's papers are never counted as ours.
 
         Queries go on meanwhile: they read the served generation, which the write never
         touches, and wait only for the swap. A copy costs one load of the generation
@@ -443,16 +443,13 @@ class SearchEngine:
         every query wait for the whole publish, seconds at that size.
         """
         with self._directory.write(replace=True, wait=wait) as staging:
-            newest = staging.previous
-            if newest is None:
-                raise IndexNotFoundError(f"the index at {self.path} was removed meanwhile; "
-                                         "nothing was written")
+            newest = newest_generation(self._directory, staging)
             result = update(staging, load_parts(self._directory, newest))
             if result is None:
-                return None
+                return 0
             manifest, parts = result
             snapshot = Snapshot.of(self._directory, manifest, parts)
             with self._lock:
                 self._serve(snapshot)
                 self._stamp = self._directory.stamp()
-            return manifest
+            return manifest.count - newest.count

@@ -28,7 +28,7 @@ from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index, load_index
 
 __all__ = ["IndexOptions", "Parts", "add_papers", "attach_map", "build_index", "check_fields",
-           "encode_papers", "load_parts", "remove_papers"]
+           "encode_papers", "load_parts", "newest_generation", "remove_papers"]
 
 #: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
 DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
@@ -210,7 +210,7 @@ def add_papers(
 
     `parts` are changed in place: pass a private copy.
     """
-    manifest = _newest(directory, staging)
+    manifest = newest_generation(directory, staging)
     _check_same_encoding(encoded_for, manifest)
     with _copy_store(directory, manifest, staging) as store:
         known = store.keys_of(paper.id for paper in papers)
@@ -237,7 +237,7 @@ def remove_papers(
 
     `parts` are changed in place: pass a private copy.
     """
-    manifest = _newest(directory, staging)
+    manifest = newest_generation(directory, staging)
     with _copy_store(directory, manifest, staging) as store:
         found = store.keys_of(paper_ids)
         for paper_id in paper_ids:
@@ -261,14 +261,14 @@ def attach_map(directory: IndexDirectory, manifest: Manifest, corpus_map: Corpus
     map always describes that generation's papers.
     """
     with directory.write(replace=True, wait=wait) as staging:
-        if _newest(directory, staging).generation != manifest.generation:
+        if newest_generation(directory, staging).generation != manifest.generation:
             return None
         directory.link_files(manifest, staging, [n for n in manifest.files if n != MAP_FILE])
         save_map(corpus_map, staging.dir / MAP_FILE)
         return directory.commit(staging, dataclasses.replace(manifest))
 
 
-def _newest(directory: IndexDirectory, staging: Staging) -> Manifest:
+def newest_generation(directory: IndexDirectory, staging: Staging) -> Manifest:
     """The generation an update derives from: the newest, read under the writers' lock."""
     if staging.previous is None:  # write() found no index: it was deleted meanwhile
         raise IndexNotFoundError(f"the index at {directory.path} was removed meanwhile; "
