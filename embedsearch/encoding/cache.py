@@ -157,8 +157,9 @@ class EmbeddingCache:
                 chunk).fetchall()
             good = [(key, blob) for key, blob, digest in rows
                     if len(blob) == 4 * dim and digest == _digest(key, blob)]
-            self._drop_damaged(len(rows) - len(good), {key for key, _ in good},
-                               [key for key, _, _ in rows])
+            if len(good) < len(rows):
+                kept = {key for key, _ in good}
+                self._drop_damaged([key for key, _, _ in rows if key not in kept])
             for key, blob in good:
                 for position in positions[key]:
                     found[position] = np.frombuffer(blob, dtype=np.float32)
@@ -168,14 +169,11 @@ class EmbeddingCache:
                                          [(time.time_ns() // 1000, key) for key, _ in good])
         return found
 
-    def _drop_damaged(self, count: int, good: set[bytes], keys: list[bytes]) -> None:
-        if not count:
-            return
+    def _drop_damaged(self, keys: list[bytes]) -> None:
         _log.warning("%d damaged vector(s) in the embedding cache %s were dropped; their "
-                     "texts will be encoded again", count, self.path)
+                     "texts will be encoded again", len(keys), self.path)
         with self._db:
-            self._db.executemany("DELETE FROM vectors WHERE key = ?",
-                                 [(key,) for key in keys if key not in good])
+            self._db.executemany("DELETE FROM vectors WHERE key = ?", [(key,) for key in keys])
 
     def put(self, namespace: str, texts: Sequence[str], vectors: NDArray[np.float32]) -> None:
         """Store `vectors` (one row per text) in one transaction, then keep within bounds."""
