@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .info import IndexInfo, index_info
     from .readers import read_papers
     from .results import Hit
+    from .storage import Local, Milvus
 
 __all__ = [
     "DependencyError",
@@ -51,6 +52,8 @@ __all__ = [
     "IndexInfo",
     "IndexNotFoundError",
     "InputError",
+    "Local",
+    "Milvus",
     "ModelError",
     "Paper",
     "PaperNotFoundError",
@@ -68,6 +71,8 @@ _LAZY = {
     "index_info": "info",
     "read_papers": "readers",
     "Hit": "results",
+    "Local": "storage",
+    "Milvus": "storage",
 }
 
 

@@ -29,14 +29,11 @@ from .filters import Filters
 from .indexing import (
     DEFAULT_LEXICAL_FIELDS,
     IndexOptions,
-    Parts,
-    add_papers,
     attach_map,
     build_index,
+    check_same_encoding,
     encode_papers,
-    load_parts,
     newest_generation,
-    remove_papers,
 )
 from .info import IndexInfo, describe
 from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
@@ -46,8 +43,7 @@ from .readers import read_papers
 from .readers.records import papers_from_records
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query, unit
-from .snapshot import Snapshot
-from .store import PaperStore
+from .storage import Local, Storage, Target, View, storage_class, storage_kind
 from .vectors import EXACT_MAX
 
 __all__ = ["SearchEngine"]
@@ -56,16 +52,19 @@ __all__ = ["SearchEngine"]
 class SearchEngine:
     """An open index. Build one with `build`/`build_from_files`, open one with `open`."""
 
-    _snapshot: Snapshot  # the generation served now; `_serve` swaps it whole
+    _view: View  # the generation served now; `_serve` swaps it whole
 
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
                  backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                 cache: bool = True, verify: bool = True) -> None:
+                 cache: bool = True, verify: bool = True,
+                 milvus_token: str | None = None) -> None:
         self._directory = directory
         self._requested = (model, backend)
         self._cache_dir = cache_dir
         self._cache = cache
         self._verify = verify
+        self._secrets = {"token": milvus_token} if milvus_token else {}
+        self._storage: Storage | None = None
         self._encoder: Encoder | None = None
         self._lock = threading.RLock()
         self._map: tuple[int, CorpusMap | None] | None = None  # (generation, its map)
@@ -77,16 +76,18 @@ class SearchEngine:
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, model: str | None = None,
              backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-             cache: bool = True, verify: bool = True) -> SearchEngine:
+             cache: bool = True, verify: bool = True,
+             milvus_token: str | None = None) -> SearchEngine:
         """Open the index at `path`, checking its files (sha256 unless `verify=False`).
 
         `model` and `backend` name the query encoder; by default the ones that built the
         index. A different encoder is refused, as its vectors are not comparable.
         `cache_dir` holds exported models and the embedding cache `add` uses (unless
-        `cache=False`).
+        `cache=False`). `milvus_token`: for an index served from a Milvus server that
+        asks for one (default: the MILVUS_TOKEN environment variable).
         """
         return cls(IndexDirectory(path), model=model, backend=backend, cache_dir=cache_dir,
-                   cache=cache, verify=verify)
+                   cache=cache, verify=verify, milvus_token=milvus_token)
 
     @classmethod
     def build(
@@ -110,6 +111,7 @@ class SearchEngine:
         vectors: np.ndarray | None = None,
         wait: float | None = DEFAULT_WAIT,
         executor: Executor | None = None,
+        storage: Target = Local(),
     ) -> SearchEngine:
         """Encode `papers` (Paper objects or mappings with at least an abstract) into a
         new index at `out`.
@@ -122,16 +124,20 @@ class SearchEngine:
         encoding: the papers' embeddings already made by this model and backend. `wait`:
         seconds to wait for another writer of `out` (None: as long as it takes).
         `executor` computes the vectors the cache lacks: this process by default, or a
-        Ray cluster with `RayExecutor` (same vectors, same index).
+        Ray cluster with `RayExecutor` (same vectors, same index). `storage`: where the
+        vectors, words and papers live: files in `out` (`Local()`, the default) or a
+        Milvus collection (`Milvus(uri, collection)`; `out` then holds the manifest).
         """
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                           cache=cache)
         directory = IndexDirectory(out)
         options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget,
                                tuple(lexical_fields))
-        build_index(directory, papers_from_records(papers), encoder, options, vectors=vectors,
-                    overwrite=overwrite, progress=progress, wait=wait, executor=executor)
-        engine = cls(directory, verify=False, cache_dir=cache_dir)
+        build_index(directory, papers_from_records(papers), encoder, options, target=storage,
+                    vectors=vectors, overwrite=overwrite, progress=progress, wait=wait,
+                    executor=executor)
+        token = storage.secrets().get("token")
+        engine = cls(directory, verify=False, cache_dir=cache_dir, milvus_token=token)
         engine._encoder = encoder
         return engine
 
@@ -155,31 +161,37 @@ class SearchEngine:
     def _load(self, *, checksums: bool | None = None) -> None:
         """Serve the newest generation."""
         self._stamp = self._directory.stamp()
-        self._serve(Snapshot.open(self._directory, checksums=self._verify
-                                  if checksums is None else checksums))
+        manifest, lease = self._directory.open_current()
+        try:
+            view = self._storage_of(manifest).view(
+                manifest, lease, checksums=self._verify if checksums is None else checksums)
+        except BaseException:
+            lease.release()
+            raise
+        self._serve(view)
 
-    def _serve(self, snapshot: Snapshot) -> None:
-        """Answer from `snapshot` from now on; let go of the previous one."""
-        previous: Snapshot | None = getattr(self, "_snapshot", None)
-        self._snapshot = snapshot
+    def _storage_of(self, manifest: Manifest) -> Storage:
+        """The storage `manifest`'s data lives in: the one in use unless a rebuild moved it."""
+        current = self._storage
+        if current is None or current.settings != manifest.storage:
+            current = storage_class(storage_kind(manifest))(self._directory, manifest.storage,
+                                                            self._secrets)
+            self._storage = current
+        return current
+
+    def _serve(self, view: View) -> None:
+        """Answer from `view` from now on; let go of the previous one."""
+        previous: View | None = getattr(self, "_view", None)
+        self._view = view
         if previous is not None:
             previous.close()
-            if previous.manifest.model != snapshot.manifest.model:
+            if previous.manifest.model != view.manifest.model:
                 self._encoder = None  # rebuilt with another model: resolve its encoder anew
             self._directory.collect_garbage()  # the generation let go of may be unused now
 
-    # What the served generation holds, for the methods below (and eval and bench).
     @property
     def _manifest(self) -> Manifest:
-        return self._snapshot.manifest
-
-    @property
-    def _parts(self) -> Parts:
-        return self._snapshot.parts
-
-    @property
-    def _store(self) -> PaperStore:
-        return self._snapshot.store
+        return self._view.manifest
 
     def refresh(self) -> bool:
         """Switch to a newer generation if another process published one; True if it did.
@@ -198,7 +210,12 @@ class SearchEngine:
             return True
 
     def close(self) -> None:
-        self._snapshot.close()
+        """Let go of the index (its lease, files and connections); closing twice is
+        harmless."""
+        self._view.close()
+        if self._storage is not None:
+            self._storage.close()
+            self._storage = None
 
     def __enter__(self) -> SearchEngine:
         return self
@@ -225,11 +242,11 @@ class SearchEngine:
 
     def __len__(self) -> int:
         with self._reading():
-            return len(self._parts.vectors)
+            return len(self._view)
 
     def __contains__(self, paper_id: object) -> bool:
         with self._reading():
-            return isinstance(paper_id, str) and bool(self._store.keys_of([paper_id]))
+            return isinstance(paper_id, str) and bool(self._view.keys_of([paper_id]))
 
     @property
     def path(self) -> Path:
@@ -244,20 +261,16 @@ class SearchEngine:
         """The paper with id `paper_id`; PaperNotFoundError if there is none."""
         with self._reading():  # a write swaps the store; never read a closed one
             key = self._key(paper_id)
-            return self._store.papers([key])[key]
+            return self._view.papers([key])[key]
 
     def _key(self, paper_id: str) -> int:
-        found = self._store.keys_of([paper_id])
+        found = self._view.keys_of([paper_id])
         if paper_id not in found:
             raise PaperNotFoundError(paper_id, self._directory.path)
         return found[paper_id]
 
-    def _allowed(self, filters: Filters | None) -> np.ndarray | None:
-        return self._store.filter_keys(filters) if filters else None
-
     def _retriever(self) -> Retriever:
-        return Retriever(self._parts, self._store,
-                         lambda texts: self._get_encoder().encode_queries(texts))
+        return Retriever(self._view, lambda texts: self._get_encoder().encode_queries(texts))
 
     def search(self, query: str, k: int = 10, *, filters: Filters | None = None,
                mode: str = "hybrid", positives: Sequence[str] = (), diverse: bool = False,
@@ -285,18 +298,17 @@ class SearchEngine:
         if not texts:
             return []
         with self._reading():
-            allowed = self._allowed(filters)
             examples = self._keys(positives)
             vectors = (self._get_encoder().encode_queries(texts) if mode != "lexical"
                        else [None] * len(texts))
             retriever = self._retriever()
-            pull = self._parts.vectors.reconstruct(examples).mean(0) if len(examples) else None
+            pull = self._view.vectors(examples).mean(0) if len(examples) else None
             results = []
             for text, vector in zip(texts, vectors):
                 if vector is not None and pull is not None:
                     vector = unit(vector + pull)
                 request = Request(text, vector, examples, text)
-                results.append(Hits(retriever.hits(request, k, mode, allowed, diverse, evidence)))
+                results.append(Hits(retriever.hits(request, k, mode, filters, diverse, evidence)))
             return results
 
     def similar(self, paper_ids: str | Sequence[str], k: int = 10, *,
@@ -314,11 +326,11 @@ class SearchEngine:
             raise QueryError("similar needs at least one paper id")
         with self._reading():
             keys, against = self._keys(ids), self._keys(negatives)
-            vectors = self._parts.vectors
-            vector = example_vector(vectors.reconstruct(keys), vectors.reconstruct(against))
-            text = example_text(list(self._store.papers(int(key) for key in keys).values()))
+            view = self._view
+            vector = example_vector(view.vectors(keys), view.vectors(against))
+            text = example_text(list(view.papers(int(key) for key in keys).values()))
             request = Request(None, unit(vector), np.union1d(keys, against), text)
-            return Hits(self._retriever().hits(request, k, "dense", self._allowed(filters),
+            return Hits(self._retriever().hits(request, k, "dense", filters,
                                                diverse, evidence))
 
     def similar_to_papers(self, papers: Iterable[Paper | Mapping[str, Any]], k: int = 10, *,
@@ -337,12 +349,12 @@ class SearchEngine:
         if not given:
             raise QueryError("similar_to_papers needs at least one paper")
         with self._reading():
-            found = resolve_examples([*given, *against], self._store, self._parts.vectors,
+            found = resolve_examples([*given, *against], self._view,
                                      lambda texts: self._get_encoder().encode(texts),
                                      self._manifest.text["fields"])
             vector = example_vector(found.vectors[: len(given)], found.vectors[len(given):])
             request = Request(None, unit(vector), found.matched, example_text(given))
-            return Hits(self._retriever().hits(request, k, "dense", self._allowed(filters),
+            return Hits(self._retriever().hits(request, k, "dense", filters,
                                                diverse, evidence))
 
     def _keys(self, paper_ids: Sequence[str]) -> np.ndarray:
@@ -367,9 +379,9 @@ class SearchEngine:
         indexes; only the snapshot and the commit hold the lock, so queries go on."""
         with self._reading():
             manifest = self._manifest
-            keys = self._parts.vectors.keys()
-            vectors = self._parts.vectors.reconstruct(keys)
-            papers = self._store.papers(keys)
+            keys = self._view.keys()
+            vectors = self._view.vectors(keys)
+            papers = self._view.papers(keys)
         source = {name: str(entry["sha256"]) for name, entry in manifest.files.items()
                   if name != MAP_FILE}
         texts = [label_text(papers[int(key)]) for key in keys]
@@ -385,7 +397,7 @@ class SearchEngine:
     def map_papers(self, corpus_map: CorpusMap) -> list[Paper]:
         """The papers of `corpus_map`'s points, in point order (it must be current)."""
         with self._lock:
-            papers = self._store.papers(corpus_map.keys)
+            papers = self._view.papers(corpus_map.keys)
         return [papers[int(key)] for key in corpus_map.keys]
 
     # -- writing ---------------------------------------------------------------------------
@@ -401,15 +413,20 @@ class SearchEngine:
         """
         records = papers_from_records(papers)
         with self._reading():
-            known = self._store.keys_of(paper.id for paper in records)
+            known = self._view.keys_of(paper.id for paper in records)
             new = [paper for paper in records if paper.id not in known]
             if not new:
                 return 0
             encoded_for = self._manifest
             vectors = encode_papers(self._get_encoder(), encoded_for, new, progress=progress,
                                     executor=executor)
-        return self._write(wait, lambda staging, parts: add_papers(
-            self._directory, staging, parts, new, vectors, encoded_for))
+
+        def update(storage: Storage, staging: Staging,
+                   newest: Manifest) -> tuple[Manifest, View] | None:
+            check_same_encoding(encoded_for, newest)
+            return storage.add(staging, newest, new, vectors)
+
+        return self._write(wait, update)
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
                   format: str | None = None, progress: bool = False,
@@ -426,30 +443,30 @@ class SearchEngine:
             for paper_id in ids:  # refuse an unknown id before waiting for the lock
                 self._key(paper_id)
         if ids:
-            self._write(wait, lambda staging, parts: remove_papers(
-                self._directory, staging, parts, ids))
+            self._write(wait, lambda storage, staging, newest: storage.remove(
+                staging, newest, ids))
         return len(ids)
 
     def _write(self, wait: float | None,
-               update: Callable[[Staging, Parts], tuple[Manifest, Parts] | None]) -> int:
-        """Run `update` under the writers' lock on a private copy of the newest
-        generation's parts, then serve what it published; returns how many papers that
-        added (negative: removed), counted against the generation it started from, so
-        another process's papers are never counted as ours.
+               update: Callable[[Storage, Staging, Manifest], tuple[Manifest, View] | None],
+               ) -> int:
+        """Run `update` under the writers' lock on the newest generation, then serve what
+        it published; returns how many papers that added (negative: removed), counted
+        against the generation it started from, so another process's papers are never
+        counted as ours.
 
-        Queries go on meanwhile: they read the served generation, which the write never
-        touches, and wait only for the swap. A copy costs one load of the generation
-        (a fraction of a second at 80k papers); writing the served parts in place made
-        every query wait for the whole publish, seconds at that size.
+        Queries go on meanwhile: they read the served view, which a write never changes
+        (a local write works on a private copy of the newest generation's parts), and
+        wait only for the swap. Writing the served parts in place made every query wait
+        for the whole publish, seconds at 80k papers.
         """
         with self._directory.write(replace=True, wait=wait) as staging:
             newest = newest_generation(self._directory, staging)
-            result = update(staging, load_parts(self._directory, newest))
+            result = update(self._storage_of(newest), staging, newest)
             if result is None:
                 return 0
-            manifest, parts = result
-            snapshot = Snapshot.of(self._directory, manifest, parts)
+            manifest, view = result
             with self._lock:
-                self._serve(snapshot)
+                self._serve(view)
                 self._stamp = self._directory.stamp()
             return manifest.count - newest.count

@@ -32,6 +32,7 @@ from .engine import SearchEngine
 from .metrics import METRICS
 from .papers import Paper
 from .readers import read_papers
+from .storage import LocalView
 
 __all__ = ["TASKS", "evaluate", "main"]
 
@@ -73,8 +74,11 @@ def _index(engine_dir: Path, papers: list[Paper], task: Task, backend: str,
 
 
 def _baselines(engine: SearchEngine, texts: Sequence[str]) -> dict[str, list[list[str]]]:
-    """Plain word BM25, and the naive 50/50 min-max fusion of it with dense search."""
-    parts = engine._parts
+    """Plain word BM25, and the naive 50/50 min-max fusion of it with dense search
+    (of a local index: the baselines read its BM25 arrays)."""
+    view = engine._view
+    assert isinstance(view, LocalView)
+    parts = view.parts
     vectors = engine._get_encoder().encode_queries(list(texts))
     words, naive = [], []
     for text, vector in zip(texts, vectors):
@@ -97,7 +101,7 @@ def _baselines(engine: SearchEngine, texts: Sequence[str]) -> dict[str, list[lis
 
 
 def _ids(engine: SearchEngine, keys: np.ndarray) -> list[str]:
-    papers = engine._store.papers(int(key) for key in keys)
+    papers = engine._view.papers(int(key) for key in keys)
     return [papers[int(key)].id for key in keys]
 
 

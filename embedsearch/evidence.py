@@ -27,7 +27,7 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
-from .lexical import LexicalIndex
+from .lexical import WordStatistics
 from .papers import split_sentences
 
 __all__ = ["MAX_SHARED_DF", "SEMANTIC_HITS", "Evidence", "content_words", "find_evidence"]
@@ -92,7 +92,7 @@ def _common_idf(papers: int) -> float:
     return math.log1p(max(papers - df + 0.5, 0.0) / (df + 0.5))
 
 
-def content_words(text: str, lexical: LexicalIndex) -> dict[str, float]:
+def content_words(text: str, lexical: WordStatistics) -> dict[str, float]:
     """The stems of `text` that can show a paper like it, each with its weight: its idf
     times its count in `text` (up to `_MAX_COUNT`), as a word the examples repeat is
     their topic, and one they mention once in passing mostly is not. Boilerplate,
@@ -122,7 +122,7 @@ def _lexical(sentences: Sequence[str], words: Sequence[list[tuple[str, str]]],
     return best
 
 
-def find_evidence(abstracts: Sequence[str], query_text: str, lexical: LexicalIndex,
+def find_evidence(abstracts: Sequence[str], query_text: str, lexical: WordStatistics,
                   query_vector: NDArray[np.float32] | None,
                   encode: Callable[[list[str]], NDArray[np.float32]], *,
                   shared: bool = False) -> list[Evidence]:

@@ -10,28 +10,20 @@ batch, as the index embedded its own papers.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from weakref import WeakKeyDictionary
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .papers import Paper, embedding_text
-from .store import PaperStore
-from .vectors import VectorIndex
+from .papers import Paper, embedding_text, normalise_title
+from .storage import View
 
 __all__ = ["NEGATIVE_WEIGHT", "Examples", "example_text", "example_vector", "match_keys",
-           "normalise_title", "resolve_examples"]
+           "resolve_examples"]
 
 #: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
 NEGATIVE_WEIGHT = 0.5
-
-_NOT_WORD = re.compile(r"[\W_]+")
-# Normalised title -> key, per open store (a write opens a new store, so none goes
-# stale): normalising 79.5k titles takes 0.4 s, reading them from SQLite 0.17 s.
-_TITLES: WeakKeyDictionary[PaperStore, dict[str, int]] = WeakKeyDictionary()
 
 
 def example_vector(positives: NDArray[np.float32],
@@ -49,11 +41,6 @@ def example_text(papers: Sequence[Paper]) -> str:
     return " ".join(f"{paper.title} {paper.abstract}" for paper in papers)
 
 
-def normalise_title(title: str) -> str:
-    """`title` case folded, with every run of punctuation and spaces one space."""
-    return _NOT_WORD.sub(" ", title.casefold()).strip()
-
-
 @dataclass(frozen=True)
 class Examples:
     """Given papers as vectors: one row per paper, and the index keys of those matched."""
@@ -62,38 +49,29 @@ class Examples:
     matched: NDArray[np.int64]
 
 
-def _title_keys(store: PaperStore) -> dict[str, int]:
-    titles = _TITLES.get(store)
-    if titles is None:
-        titles = {}
-        for key, title in store.titles():
-            titles.setdefault(normalise_title(title), key)  # a shared title: the oldest
-        titles.pop("", None)
-        _TITLES[store] = titles
-    return titles
-
-
-def match_keys(papers: Sequence[Paper], store: PaperStore) -> list[int | None]:
+def match_keys(papers: Sequence[Paper], view: View) -> list[int | None]:
     """The index key of each paper (by id, else by normalised title), or None."""
-    by_id = store.keys_of(paper.id for paper in papers)
+    by_id = view.keys_of(paper.id for paper in papers)
     found: list[int | None] = [by_id.get(paper.id) for paper in papers]
-    if any(key is None for key in found):
-        titles = _title_keys(store)
+    missing = [normalise_title(paper.title) for paper, key in zip(papers, found)
+               if key is None]
+    if missing:
+        titles = view.keys_by_title(title for title in missing if title)
         found = [key if key is not None else titles.get(normalise_title(paper.title))
                  for paper, key in zip(papers, found)]
     return found
 
 
-def resolve_examples(papers: Sequence[Paper], store: PaperStore, vectors: VectorIndex,
+def resolve_examples(papers: Sequence[Paper], view: View,
                      encode: Callable[[list[str]], NDArray[np.float32]],
                      fields: Sequence[str]) -> Examples:
     """The vectors of `papers`: stored ones for papers the index holds, the rest encoded
     in one call of `encode` on their embedded text (`fields`, the index's own)."""
-    keys = match_keys(papers, store)
-    out = np.zeros((len(papers), vectors.dim), dtype=np.float32)
+    keys = match_keys(papers, view)
+    out = np.zeros((len(papers), int(view.manifest.model["dim"])), dtype=np.float32)
     known = [i for i, key in enumerate(keys) if key is not None]
     if known:
-        out[known] = vectors.reconstruct(np.array([keys[i] for i in known], dtype=np.int64))
+        out[known] = view.vectors(np.array([keys[i] for i in known], dtype=np.int64))
     new = [i for i, key in enumerate(keys) if key is None]
     if new:
         out[new] = encode([embedding_text(papers[i], fields) for i in new])

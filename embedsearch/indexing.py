@@ -1,7 +1,7 @@
-"""Writing an index: build it from papers, add papers, remove papers.
+"""Writing an index: build it from papers, and what every update checks first.
 
 Each write encodes what it must before touching the disk, then, holding the writers'
-lock, stages a complete new generation through `layout` from the newest one on disk and
+lock, has the index's storage stage a complete new generation from the newest one and
 publishes it in one rename, so a failure at any point leaves the previous index as it
 was, and a change another process published meanwhile is never lost.
 """
@@ -9,44 +9,20 @@ was, and a change another process published meanwhile is never lost.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ._version import __version__
 from .encoding import Encoder, Executor
-from .errors import IndexIncompatibleError, IndexNotFoundError, InputError, PaperNotFoundError
+from .errors import IndexIncompatibleError, IndexNotFoundError, InputError
 from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
-from .lexical import LexicalIndex
-from .papers import DEFAULT_FIELDS, TEXT_FIELDS, Paper, embedding_text
+from .papers import TEXT_FIELDS, Paper, embedding_text
 from .projection import MAP_FILE, CorpusMap, save_map
-from .store import STORE_FILE, PaperStore
-from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index, load_index
+from .storage import DEFAULT_LEXICAL_FIELDS, IndexOptions, Local, Target, storage_class
 
-__all__ = ["IndexOptions", "Parts", "add_papers", "attach_map", "build_index", "check_fields",
-           "encode_papers", "load_parts", "newest_generation", "remove_papers"]
-
-#: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
-DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
-
-
-@dataclass
-class Parts:
-    """What one generation searches: the vector index and the lexical index, same keys."""
-
-    vectors: VectorIndex
-    lexical: LexicalIndex
-
-
-def load_parts(directory: IndexDirectory, manifest: Manifest) -> Parts:
-    """The vector and lexical indexes of `manifest`'s generation, read from disk."""
-    files = directory.files_dir(manifest)
-    return Parts(load_index(files, manifest.index, int(manifest.model["dim"])),
-                 LexicalIndex.load(files))
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "attach_map", "build_index",
+           "check_fields", "check_same_encoding", "encode_papers", "newest_generation"]
 
 
 def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
@@ -82,7 +58,7 @@ def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper],
     return _encode(encoder, papers, manifest.text["fields"], progress, executor)
 
 
-def _check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
+def check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
     """Refuse vectors made for an index another process has rebuilt differently since."""
     if (encoded_for.model["fingerprint"] != newest.model["fingerprint"]
             or encoded_for.model["backend"] != newest.model["backend"]
@@ -92,33 +68,23 @@ def _check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
             "were being encoded; nothing was added: run the command again")
 
 
-@dataclass(frozen=True)
-class IndexOptions:
-    """How a new index is built: its vector index type and what text is embedded."""
-
-    index_type: str = "auto"
-    index_params: dict[str, Any] | None = None
-    fields: tuple[str, ...] = DEFAULT_FIELDS
-    exact_max: int = EXACT_MAX
-    memory_budget: int | None = None
-    lexical_fields: tuple[str, ...] = DEFAULT_LEXICAL_FIELDS
-
-
 def build_index(
     directory: IndexDirectory,
     papers: Sequence[Paper],
     encoder: Encoder,
     options: IndexOptions = IndexOptions(),
     *,
+    target: Target = Local(),
     vectors: np.ndarray | None = None,
     overwrite: bool = False,
     progress: bool = False,
     wait: float | None = DEFAULT_WAIT,
     executor: Executor | None = None,
 ) -> Manifest:
-    """Encode `papers` and write them as a new index (replacing one if `overwrite`,
-    waiting up to `wait` seconds for another writer of it to finish). `executor`
-    computes the vectors the cache lacks (default: this process; or a Ray cluster).
+    """Encode `papers` and write them as a new index whose data lives at `target`
+    (replacing one if `overwrite`, waiting up to `wait` seconds for another writer of it
+    to finish). `executor` computes the vectors the cache lacks (default: this process;
+    or a Ray cluster).
 
     `vectors` skips the encoding: row i must be paper i's embedding by this very
     encoder (a corpus's published embeddings, say); they are normalised here.
@@ -130,24 +96,22 @@ def build_index(
     _check_unique(papers)
     # Refuse what would fail before encoding, which can take hours.
     directory.ensure_writable(replace=overwrite)
-    index = create_index(options.index_type, encoder.dim, len(papers), options.index_params,
-                         options.exact_max, options.memory_budget)
-    vectors = (_encode(encoder, papers, fields, progress, executor) if vectors is None
-               else _given_vectors(vectors, len(papers), encoder.dim))
-    with directory.write(replace=overwrite, wait=wait) as staging:
-        with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
-            keys = store.insert(papers)
-        index.add(keys, vectors)
-        parts = Parts(index, LexicalIndex.build(keys, _lexical_texts(papers, lexical_fields)))
-        manifest = Manifest(
-            model=encoder.record(),
-            text={"fields": list(fields), "lexical_fields": list(lexical_fields)},
-            index={**index.meta(), "auto": options.index_type == "auto",
-                   "exact_max": options.exact_max, "memory_budget": options.memory_budget},
-            count=len(papers),
-            software=f"embedsearch {__version__}",
-        )
-        return _publish(directory, staging, parts, manifest)
+    storage = storage_class(target.kind)(directory, target.settings(), target.secrets())
+    try:
+        storage.check_build(options, len(papers), encoder.dim, overwrite=overwrite)
+        vectors = (_encode(encoder, papers, fields, progress, executor) if vectors is None
+                   else _given_vectors(vectors, len(papers), encoder.dim))
+        with directory.write(replace=overwrite, wait=wait) as staging:
+            manifest = Manifest(
+                model=encoder.record(),
+                text={"fields": list(fields), "lexical_fields": list(lexical_fields)},
+                index={},
+                count=len(papers),
+                software=f"embedsearch {__version__}",
+            )
+            return storage.build(staging, papers, vectors, manifest, options)
+    finally:
+        storage.close()
 
 
 def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
@@ -160,95 +124,6 @@ def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
         raise InputError("precomputed vectors hold zero or non-finite rows")
     normalised: np.ndarray = result / norms
     return normalised
-
-
-def _lexical_texts(papers: Sequence[Paper], fields: Sequence[str]) -> list[str]:
-    return [embedding_text(paper, fields) for paper in papers]
-
-
-def _publish(directory: IndexDirectory, staging: Staging, parts: Parts,
-             manifest: Manifest) -> Manifest:
-    parts.vectors.save(staging.dir)
-    parts.lexical.save(staging.dir)
-    manifest.index = {**manifest.index, **parts.vectors.meta()}
-    return directory.commit(staging, manifest)
-
-
-def _copy_store(directory: IndexDirectory, manifest: Manifest,
-                staging: Staging) -> AbstractContextManager[PaperStore]:
-    """A transaction on a copy of the current store, inside the staged generation."""
-    shutil.copyfile(directory.files_dir(manifest) / STORE_FILE, staging.dir / STORE_FILE)
-    return PaperStore.transaction(staging.dir / STORE_FILE)
-
-
-def _retype(index: VectorIndex, manifest: Manifest, count: int) -> VectorIndex:
-    """The index re-made as the type `auto` now picks, when growth crossed the threshold."""
-    if not manifest.index.get("auto"):
-        return index
-    wanted = choose_index_type(count, int(manifest.index.get("exact_max", EXACT_MAX)),
-                               memory_budget=manifest.index.get("memory_budget"),
-                               dim=index.dim)
-    if wanted == index.kind:
-        return index
-    keys = index.keys()
-    fresh = create_index(wanted, index.dim, count)
-    fresh.add(keys, index.reconstruct(keys))
-    return fresh
-
-
-def add_papers(
-    directory: IndexDirectory,
-    staging: Staging,
-    parts: Parts,
-    papers: Sequence[Paper],
-    vectors: np.ndarray,
-    encoded_for: Manifest,
-) -> tuple[Manifest, Parts] | None:
-    """Add `papers` (row i of `vectors` is paper i's, made for `encoded_for`) to the
-    generation `staging.previous`, whose `parts` these are; papers whose ids it already
-    holds are skipped. Returns the new manifest and parts, or None if nothing was new.
-
-    `parts` are changed in place: pass a private copy.
-    """
-    manifest = newest_generation(directory, staging)
-    _check_same_encoding(encoded_for, manifest)
-    with _copy_store(directory, manifest, staging) as store:
-        known = store.keys_of(paper.id for paper in papers)
-        fresh = [row for row, paper in enumerate(papers) if paper.id not in known]
-        if not fresh:
-            return None
-        papers = [papers[row] for row in fresh]
-        keys = store.insert(papers)
-    parts.vectors.add(keys, vectors[fresh])
-    parts.lexical.add(keys, _lexical_texts(papers, manifest.text["lexical_fields"]))
-    parts.vectors = _retype(parts.vectors, manifest, len(parts.vectors))
-    updated = dataclasses.replace(manifest, count=len(parts.vectors))
-    return _publish(directory, staging, parts, updated), parts
-
-
-def remove_papers(
-    directory: IndexDirectory,
-    staging: Staging,
-    parts: Parts,
-    paper_ids: Sequence[str],
-) -> tuple[Manifest, Parts]:
-    """Remove the papers `paper_ids` (all must be there) from the generation
-    `staging.previous`, whose `parts` these are; returns the new manifest and parts.
-
-    `parts` are changed in place: pass a private copy.
-    """
-    manifest = newest_generation(directory, staging)
-    with _copy_store(directory, manifest, staging) as store:
-        found = store.keys_of(paper_ids)
-        for paper_id in paper_ids:
-            if paper_id not in found:  # removed by another process meanwhile
-                raise PaperNotFoundError(paper_id, directory.path)
-        keys = np.array([found[paper_id] for paper_id in paper_ids], dtype=np.int64)
-        store.delete(keys)
-    parts.vectors.remove(keys)
-    parts.lexical.remove(keys)
-    updated = dataclasses.replace(manifest, count=len(parts.vectors))
-    return _publish(directory, staging, parts, updated), parts
 
 
 def attach_map(directory: IndexDirectory, manifest: Manifest, corpus_map: CorpusMap, *,

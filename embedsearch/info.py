@@ -28,6 +28,8 @@ class IndexInfo:
     created: str
     updated: str
     bytes: int
+    #: Where the data lives: {"kind": "local"}, or a Milvus URI and collection.
+    storage: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -60,4 +62,5 @@ def describe(directory: IndexDirectory, manifest: Manifest) -> IndexInfo:
         created=manifest.created,
         updated=manifest.updated,
         bytes=sum(int(entry["bytes"]) for entry in manifest.files.values()),
+        storage=dict(manifest.storage),
     )

@@ -81,6 +81,9 @@ class Manifest:
     created: str = ""
     updated: str = ""
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Where the data lives (see `storage`): {"kind": "local"} for files beside this
+    #: manifest, or a Milvus URI and collection. Never a secret.
+    storage: dict[str, Any] = field(default_factory=lambda: {"kind": "local"})
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
     software: str = ""

@@ -18,12 +18,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LEXICAL_FILE", "LexicalIndex", "Tokenizer"]
+__all__ = ["LEXICAL_FILE", "LexicalIndex", "Tokenizer", "WordStatistics"]
 
 LEXICAL_FILE = "lexical.npz"
 K1, B = 1.2, 0.75
@@ -72,6 +72,21 @@ class Tokenizer:
         words = self.words(text)
         pairs = [f"{a} {b}" for a, b in zip(words, words[1:])]
         return self.hashes(words), self.hashes(pairs)
+
+
+class WordStatistics(Protocol):
+    """What evidence needs of an index's words: the tokenizer and how rare each stem is.
+    A `LexicalIndex` is one; an index whose postings live elsewhere (Milvus) keeps only
+    these counts."""
+
+    @property
+    def tokenizer(self) -> Tokenizer: ...
+
+    def idf(self, words: Sequence[str]) -> dict[str, float]:
+        """BM25 idf of each stem, as the index weighs it."""
+        ...
+
+    def __len__(self) -> int: ...
 
 
 @dataclass
@@ -265,3 +280,90 @@ class LexicalIndex:
         with np.load(directory / LEXICAL_FILE, allow_pickle=False) as data:
             return cls(_Postings.from_arrays(data, "words"), _Postings.from_arrays(data, "pairs"),
                        np.asarray(data["keys"]))
+
+
+WORDS_FILE = "words.npz"
+
+
+class WordCounts:
+    """How many papers each word stem occurs in, and how many papers there are: what
+    evidence needs of an index whose BM25 is computed elsewhere (a Milvus collection).
+
+    The stems are those `LexicalIndex` counts (`Tokenizer.words`), kept as sorted 64-bit
+    hashes with their document frequencies, so `idf` weighs a word exactly as a local
+    index of the same papers would. Satisfies `storage.WordStatistics`.
+    """
+
+    def __init__(self, terms: NDArray[np.uint64], df: NDArray[np.int64], papers: int) -> None:
+        self._terms, self._df, self._papers = terms, df, papers
+        self._tokenizer: Tokenizer | None = None
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer()
+        return self._tokenizer
+
+    @classmethod
+    def build(cls, texts: Iterable[str]) -> WordCounts:
+        counts = cls(np.zeros(0, np.uint64), np.zeros(0, np.int64), 0)
+        counts.add(texts)
+        return counts
+
+    def __len__(self) -> int:
+        return self._papers
+
+    def _documents(self, texts: Iterable[str]) -> tuple[NDArray[np.uint64], NDArray[np.int64], int]:
+        """The distinct stems of `texts` with the number of texts each occurs in."""
+        per_text = [np.unique(self.tokenizer.hashes(self.tokenizer.words(text)))
+                    for text in texts]
+        if not per_text:
+            return np.zeros(0, np.uint64), np.zeros(0, np.int64), 0
+        terms, df = np.unique(np.concatenate(per_text), return_counts=True)
+        return terms.astype(np.uint64), df.astype(np.int64), len(per_text)
+
+    def add(self, texts: Iterable[str]) -> None:
+        """Count the papers of `texts` too."""
+        terms, df, papers = self._documents(texts)
+        merged = np.union1d(self._terms, terms).astype(np.uint64)
+        total = np.zeros(len(merged), np.int64)
+        total[np.searchsorted(merged, self._terms)] += self._df
+        total[np.searchsorted(merged, terms)] += df
+        self._terms, self._df, self._papers = merged, total, self._papers + papers
+
+    def remove(self, texts: Iterable[str]) -> None:
+        """Stop counting the papers of `texts` (the very texts they were added with)."""
+        terms, df, papers = self._documents(texts)
+        where = np.searchsorted(self._terms, terms).clip(0, max(len(self._terms) - 1, 0))
+        known = (self._terms[where] == terms) if len(self._terms) else np.zeros(len(terms), bool)
+        total = self._df.copy()
+        total[where[known]] -= df[known]
+        live = total > 0
+        self._terms, self._df = self._terms[live], total[live]
+        self._papers = max(self._papers - papers, 0)
+
+    def idf(self, words: Sequence[str]) -> dict[str, float]:
+        """BM25 idf of each (stemmed) word, as `LexicalIndex.idf` weighs it: Lucene's
+        log1p((N - df + 0.5) / (df + 0.5)); a word seen nowhere has df 0."""
+        hashes = self.tokenizer.hashes(words)
+        df = np.zeros(len(hashes))
+        if len(self._terms):
+            where = np.searchsorted(self._terms, hashes).clip(0, len(self._terms) - 1)
+            known = self._terms[where] == hashes
+            df[known] = self._df[where][known]
+        values = np.log1p((self._papers - df + 0.5) / (df + 0.5))
+        return dict(zip(words, (float(v) for v in values)))
+
+    def save(self, directory: Path) -> list[str]:
+        np.savez(directory / WORDS_FILE, terms=self._terms, df=self._df,
+                 papers=np.array(self._papers, dtype=np.int64))
+        return [WORDS_FILE]
+
+    @classmethod
+    def load(cls, directory: Path) -> WordCounts:
+        with np.load(directory / WORDS_FILE, allow_pickle=False) as data:
+            return cls(np.asarray(data["terms"], dtype=np.uint64),
+                       np.asarray(data["df"], dtype=np.int64), int(data["papers"]))
+
+
+__all__ += ["WORDS_FILE", "WordCounts"]

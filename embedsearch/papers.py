@@ -18,6 +18,7 @@ __all__ = [
     "derive_title",
     "embedding_text",
     "first_sentence",
+    "normalise_title",
     "split_sentences",
 ]
 
@@ -32,6 +33,7 @@ _TITLE_CHARS = 120
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(])")
 _MARKUP = re.compile(r"\*\*|__|`")
 _SPACE = re.compile(r"\s+")
+_NOT_WORD = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,3 +111,10 @@ def embedding_text(paper: Paper, fields: Sequence[str] = DEFAULT_FIELDS) -> str:
         if value:
             parts.append(value)
     return _SEPARATOR.join(parts)
+
+
+def normalise_title(title: str) -> str:
+    """`title` case folded, with every run of punctuation and spaces one space: how a
+    given paper is matched to one an index holds ("Attention Is All You Need." and
+    "attention is all you need" are one paper)."""
+    return _NOT_WORD.sub(" ", title.casefold()).strip()

@@ -15,10 +15,10 @@ from numpy.typing import NDArray
 
 from .errors import QueryError
 from .evidence import find_evidence
+from .filters import Filters
 from .fusion import FUSION_DEPTH, fuse, mmr
-from .indexing import Parts
 from .results import Hit
-from .store import PaperStore
+from .storage import Ranked, View
 
 __all__ = [
     "MAX_K",
@@ -35,8 +35,6 @@ __all__ = [
 MODES = ("hybrid", "dense", "lexical")
 #: Candidates `--diverse` re-ranks, per hit asked for.
 DIVERSE_POOL = 3
-
-Ranked = tuple[NDArray[np.float32], NDArray[np.int64]]
 
 
 #: Longest query text accepted; a query is encoded to at most 256 tokens anyway.
@@ -92,51 +90,43 @@ def _relevance(scores: NDArray[np.float32], vectors: NDArray[np.float32],
 
 
 class Retriever:
-    """Ranks the papers of `parts` and `store` for requests."""
+    """Ranks the papers of one view of an index for requests; the same code for every
+    storage, so fusion, diversity and evidence do not depend on where the data lives."""
 
-    def __init__(self, parts: Parts, store: PaperStore,
-                 encode: Callable[[list[str]], NDArray[np.float32]]) -> None:
-        self._parts, self._store, self._encode = parts, store, encode
+    def __init__(self, view: View, encode: Callable[[list[str]], NDArray[np.float32]]) -> None:
+        self._view, self._encode = view, encode
 
-    def _dense(self, request: Request, depth: int, allowed: NDArray[np.int64] | None) -> Ranked:
-        assert request.vector is not None
-        scores, keys = self._parts.vectors.search(request.vector[None, :], depth,
-                                                  allowed=allowed, exclude=request.exclude)
-        valid = keys[0] >= 0
-        return scores[0][valid], keys[0][valid]
-
-    def rank(self, request: Request, k: int, mode: str, allowed: NDArray[np.int64] | None,
-             diverse: bool) -> tuple[Ranked, NDArray[np.float32]]:
-        """The ranking (scores, keys) truncated to `k`, and the lexical scores of all rows."""
+    def rank(self, request: Request, k: int, mode: str, filters: Filters | None,
+             diverse: bool) -> Ranked:
+        """The ranking (scores, keys) truncated to `k`."""
         depth = max(FUSION_DEPTH, k * (DIVERSE_POOL if diverse else 1))
-        lexical_scores = np.zeros(0, np.float32)
-        if request.text and mode != "dense":
-            lexical_scores = self._parts.lexical.scores(request.text)
-            lexical = self._parts.lexical.top(lexical_scores, depth, allowed, request.exclude)
+        view, exclude = self._view, request.exclude
         if mode == "lexical" or request.vector is None:
             if not request.text:
                 raise QueryError("a lexical search needs query text")
-            ranked = lexical
+            ranked = view.lexical(request.text, depth, filters, exclude)
         elif mode == "dense" or not request.text:
-            ranked = self._dense(request, depth, allowed)
+            ranked = view.dense(request.vector, depth, filters, exclude)
         else:
-            ranked = fuse(lexical, self._dense(request, depth, allowed))
+            ranked = fuse(view.lexical(request.text, depth, filters, exclude),
+                          view.dense(request.vector, depth, filters, exclude))
         if diverse and len(ranked[1]):
-            vectors = self._parts.vectors.reconstruct(ranked[1])
+            vectors = view.vectors(ranked[1])
             order = mmr(_relevance(ranked[0], vectors, request.vector), vectors, k)
             ranked = ranked[0][order], ranked[1][order]
-        return (ranked[0][:k], ranked[1][:k]), lexical_scores
+        return ranked[0][:k], ranked[1][:k]
 
-    def hits(self, request: Request, k: int, mode: str, allowed: NDArray[np.int64] | None,
+    def hits(self, request: Request, k: int, mode: str, filters: Filters | None,
              diverse: bool = False, evidence: bool = True) -> list[Hit]:
-        (scores, keys), lexical_scores = self.rank(request, k, mode, allowed, diverse)
-        papers = self._store.papers(int(key) for key in keys)
-        dense = (self._parts.vectors.reconstruct(keys) @ request.vector
+        scores, keys = self.rank(request, k, mode, filters, diverse)
+        view = self._view
+        papers = view.papers(int(key) for key in keys)
+        dense = (view.vectors(keys) @ request.vector
                  if request.vector is not None and len(keys) else None)
-        lexical = (lexical_scores[self._parts.lexical.rows(keys)]
-                   if len(lexical_scores) and len(keys) else None)
+        lexical = (view.lexical_scores(request.text, keys)
+                   if request.text and mode != "dense" and len(keys) else None)
         found = (find_evidence([papers[int(key)].abstract for key in keys],
-                               request.evidence_text, self._parts.lexical, request.vector,
+                               request.evidence_text, view.words, request.vector,
                                self._encode, shared=request.text is None)
                  if evidence else None)
         return [

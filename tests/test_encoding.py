@@ -185,9 +185,9 @@ def test_rebuild_and_add_reuse_cached_vectors(tmp_path: Path, seed_files: list[P
     for cls in (TorchBackend, ExportedBackend):  # every backend encodes through one of these
         monkeypatch.setattr(cls, "encode_batch", _counting(cls.encode_batch, calls))
     second = SearchEngine.build_from_files(tmp_path / "b", seed_files)
-    keys = first._parts.vectors.keys()
-    assert np.array_equal(first._parts.vectors.reconstruct(keys),
-                          second._parts.vectors.reconstruct(keys))
+    keys = first._view.keys()
+    assert np.array_equal(first._view.vectors(keys),
+                          second._view.vectors(keys))
     assert calls == []  # every vector came from the cache
     added = second.add([{"id": "n", "abstract": "A new abstract about sparse attention."}])
     assert added == 1 and calls == [1]  # only the new paper is encoded

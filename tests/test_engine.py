@@ -68,12 +68,11 @@ def test_similar_uses_the_stored_vector_and_excludes_the_paper(
     ids = [hit.paper.id for hit in hits]
     assert LORVP not in ids and len(ids) == 37
     # Same ranking as searching with the paper's own vector over the other 37 papers.
-    index = seed_engine._parts.vectors
-    keys = index.keys()
-    vectors = index.reconstruct(keys)
+    keys = seed_engine._view.keys()
+    vectors = seed_engine._view.vectors(keys)
     own = vectors[list(keys).index(seed_engine._key(LORVP))]
     order = np.argsort(-(vectors @ own))[1:]
-    expected = [seed_engine._store.papers([int(keys[i])])[int(keys[i])].id for i in order]
+    expected = [seed_engine._view.papers([int(keys[i])])[int(keys[i])].id for i in order]
     assert ids == expected
 
 

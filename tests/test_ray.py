@@ -46,9 +46,9 @@ def ray_instance() -> Iterator[None]:
 def _vectors(index: Path) -> dict[str, np.ndarray]:
     """Each paper's stored vector, by id."""
     with SearchEngine.open(index) as engine:
-        keys = engine._parts.vectors.keys()
-        papers = engine._store.papers(keys)
-        vectors = engine._parts.vectors.reconstruct(keys)
+        keys = engine._view.keys()
+        papers = engine._view.papers(keys)
+        vectors = engine._view.vectors(keys)
         return {papers[int(key)].id: vector for key, vector in zip(keys, vectors)}
 
 

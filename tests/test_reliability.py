@@ -352,7 +352,8 @@ def test_enospc_on_a_full_tmpfs_leaves_the_index_byte_identical(
     assert result.err.count("\n") == 1
     assert snapshot(index) == before
     assert _entries(index) == _entries(seed_index)
-    assert cli("search", "graph neural networks", "--index", index).code == 0
+    found = cli("search", "graph neural networks", "--index", index)
+    assert found.code == 0, found.err
 
 
 # -- the embedding cache ---------------------------------------------------------------------

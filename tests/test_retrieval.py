@@ -116,7 +116,7 @@ def test_lexical_and_vector_stores_agree_after_updates(seed_copy: Path) -> None:
     engine.remove(["xen", LORVP])
     reopened = SearchEngine.open(seed_copy)
     for live in (engine, reopened):
-        parts = live._parts
+        parts = live._view.parts
         assert np.array_equal(parts.vectors.keys(), parts.lexical.keys())
         assert live.search("xenobots", k=5, mode="lexical") == []
         assert LORVP not in {h.paper.id for h in live.search("visual prompting", k=37,

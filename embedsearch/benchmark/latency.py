@@ -60,9 +60,9 @@ def _naive(index_dir: Path, queries: Sequence[str]) -> list[float]:
 
     hf_logging.disable_progress_bar()
     with SearchEngine.open(index_dir) as engine:
-        keys = engine._parts.vectors.keys()
-        vectors = engine._parts.vectors.reconstruct(keys)
-        papers = engine._store.papers(int(key) for key in keys)
+        keys = engine._view.keys()
+        vectors = engine._view.vectors(keys)
+        papers = engine._view.papers(int(key) for key in keys)
         titles = [papers[int(key)].title for key in keys]
     model = SentenceTransformer(str(resolve_model().path), device="cpu")
     index = faiss.IndexFlatIP(vectors.shape[1])

@@ -64,9 +64,9 @@ class _PeakRss:
 
 def _vectors(index: Path) -> dict[str, np.ndarray]:
     with SearchEngine.open(index, verify=False) as engine:
-        keys = engine._parts.vectors.keys()
-        papers = engine._store.papers(keys)
-        vectors = engine._parts.vectors.reconstruct(keys)
+        keys = engine._view.keys()
+        papers = engine._view.papers(keys)
+        vectors = engine._view.vectors(keys)
     return {papers[int(key)].id: row for key, row in zip(keys, vectors)}
 
 

@@ -148,6 +148,7 @@ def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) ->
                   f"fingerprint {summary.fingerprint[:12]})"),
         ("embedded", " + ".join(summary.fields)),
         ("vector index", f"{summary.index_type} ({params})"),
+        ("stored in", _stored_in(summary.storage)),
         ("size", f"{summary.bytes / 1e6:.1f} MB"),
         ("format", f"version {summary.format_version}"),
         ("created", summary.created),
@@ -155,6 +156,12 @@ def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) ->
     ]
     for label, value in rows:
         out.write(f"{label:>13}: {value}\n")
+
+
+def _stored_in(storage: dict[str, object]) -> str:
+    if storage.get("kind", "local") == "local":
+        return "files beside the manifest"
+    return f"{storage['kind']} collection '{storage.get('collection')}' at {storage.get('uri')}"
 
 
 def corpus_map(summary: CorpusMap, *, json_lines: bool, out: IO[str] | None = None) -> None:

@@ -1,0 +1,204 @@
+"""The `Storage` interface: where the vectors, words and papers of an index live.
+
+An index is a directory of manifests (see `layout`): each generation's manifest names
+the model and fields it was built with and, in `manifest.storage`, where its data lives:
+files beside the manifest (`local`, the default) or a Milvus collection (`milvus`). The
+engine, retrieval, CLI and server read an index only through a `View` (one state, open
+for reading) and change it only through its `Storage`; a new place to keep an index is
+one module with a `@register_storage` class.
+
+The rules that span both stay in the engine and retrieval, written once: hybrid fusion,
+diversity, evidence, examples. A storage answers ranked lists and lookups.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..filters import Filters
+from ..layout import IndexDirectory, Lease, Manifest, Staging
+from ..lexical import WordStatistics
+from ..papers import DEFAULT_FIELDS, Paper
+from ..registry import ClassRegistry
+from ..vectors import EXACT_MAX
+
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "Local", "Ranked", "Storage", "Target",
+           "View", "WordStatistics", "register_storage", "storage_class", "storage_kind"]
+
+#: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
+DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
+
+#: Scores and keys, best first.
+Ranked = tuple[NDArray[np.float32], NDArray[np.int64]]
+_REGISTRY: ClassRegistry[Storage] = ClassRegistry("index storage", "kind")
+
+
+def register_storage(kind: str) -> Callable[[type[Storage]], type[Storage]]:
+    """Class decorator: make the class the storage of manifests whose storage is `kind`."""
+    return _REGISTRY.register(kind)
+
+
+def storage_kind(manifest: Manifest) -> str:
+    """Where `manifest`'s data lives: 'local' unless its `storage` says otherwise."""
+    return str(manifest.storage.get("kind", "local"))
+
+
+def storage_class(kind: str) -> type[Storage]:
+    """The storage registered as `kind`; LookupError names the known ones."""
+    return _REGISTRY.get(kind)
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """How a new index is built: its vector index type and what text is embedded.
+    A storage that keeps its own vector index (Milvus) reads `index_params` only."""
+
+    index_type: str = "auto"
+    index_params: dict[str, Any] | None = None
+    fields: tuple[str, ...] = DEFAULT_FIELDS
+    exact_max: int = EXACT_MAX
+    memory_budget: int | None = None
+    lexical_fields: tuple[str, ...] = DEFAULT_LEXICAL_FIELDS
+
+
+class Target(Protocol):
+    """Where a new index's data is to live: `Local()` or `Milvus(uri, collection)`."""
+
+    @property
+    def kind(self) -> str: ...
+
+    def settings(self) -> dict[str, Any]:
+        """What the manifest records of it (never a secret)."""
+        ...
+
+    def secrets(self) -> dict[str, Any]:
+        """What opening needs and the manifest must not hold (a token)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Local:
+    """Files beside the manifest: FAISS, BM25 arrays and SQLite (the default)."""
+
+    kind: str = "local"
+
+    def settings(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+    def secrets(self) -> dict[str, Any]:
+        return {}
+
+
+class View(ABC):
+    """One state of an index, open for reading; `close` lets its files go.
+
+    Keys are int64, unique for the life of the index (a removed paper's key is never
+    reused). `exclude` keys are never returned; `filters` narrow the search itself, so
+    a filtered query still gets `depth` hits whenever that many papers pass.
+    """
+
+    manifest: Manifest
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def keys(self) -> NDArray[np.int64]:
+        """Every key, ascending."""
+
+    @abstractmethod
+    def keys_of(self, ids: Iterable[str]) -> dict[str, int]:
+        """The key of each id the index holds; unknown ids are absent."""
+
+    @abstractmethod
+    def keys_by_title(self, titles: Iterable[str]) -> dict[str, int]:
+        """The key of each normalised title (`papers.normalise_title`) the index holds;
+        for a title shared by several papers, the oldest."""
+
+    @abstractmethod
+    def papers(self, keys: Iterable[int]) -> dict[int, Paper]:
+        """Papers by key, for the keys the index holds."""
+
+    @abstractmethod
+    def vectors(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
+        """The stored unit vectors of `keys`, in that order."""
+
+    @abstractmethod
+    def dense(self, vector: NDArray[np.float32], depth: int, filters: Filters | None,
+              exclude: NDArray[np.int64]) -> Ranked:
+        """The `depth` papers of highest inner product with `vector`."""
+
+    @abstractmethod
+    def lexical(self, text: str, depth: int, filters: Filters | None,
+                exclude: NDArray[np.int64]) -> Ranked:
+        """The `depth` papers of highest BM25 score for `text` (none scoring 0)."""
+
+    @abstractmethod
+    def lexical_scores(self, text: str, keys: NDArray[np.int64]) -> NDArray[np.float32]:
+        """The BM25 score of each of `keys` for `text` (0 where no word matches)."""
+
+    @property
+    @abstractmethod
+    def words(self) -> WordStatistics:
+        """The index's word statistics, for evidence."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class Storage(ABC):
+    """Where one index's data lives: opens views of a generation and applies writes.
+
+    The engine holds the writers' lock and reads the newest manifest (`staging.previous`)
+    before calling `add` or `remove`, and publishes what they return; so the rules that
+    keep concurrent writers and readers safe are written once, for every storage.
+    """
+
+    kind: ClassVar[str]
+
+    def __init__(self, directory: IndexDirectory, settings: dict[str, Any] | None = None,
+                 secrets: dict[str, Any] | None = None) -> None:
+        self.directory = directory
+        #: Where the data lives, as the manifest records it (`manifest.storage`).
+        self.settings = dict(settings or {"kind": self.kind})
+        #: What opening needs beyond the manifest and must never be written to disk
+        #: (a server's token, say).
+        self.secrets = dict(secrets or {})
+
+    def check_build(self, options: IndexOptions, count: int, dim: int, *,
+                    overwrite: bool) -> None:
+        """Refuse a build that would fail, before encoding (which can take hours)."""
+
+    @abstractmethod
+    def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
+              manifest: Manifest, options: IndexOptions) -> Manifest:
+        """Write `papers` (row i of `vectors` is paper i's, unit length) as the new index
+        `staging`, where `settings` say: `manifest` holds the model and text; the storage
+        fills in its `index` and `storage` entries and commits it."""
+
+    @abstractmethod
+    def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:
+        """`manifest`'s generation open for reading (its files checked: sha256 if
+        `checksums`, else sizes), holding `lease` until the view is closed."""
+
+    @abstractmethod
+    def add(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
+            vectors: NDArray[np.float32]) -> tuple[Manifest, View] | None:
+        """Add the papers whose ids `newest` lacks (row i of `vectors` is paper i's) as
+        the generation `staging`; its committed manifest and a view of it, or None if
+        every paper was there already."""
+
+    @abstractmethod
+    def remove(self, staging: Staging, newest: Manifest,
+               paper_ids: Sequence[str]) -> tuple[Manifest, View]:
+        """Remove `paper_ids` (PaperNotFoundError, nothing changed, if one is missing) as
+        the generation `staging`; its committed manifest and a view of it."""
+
+    def close(self) -> None:
+        """Let go of connections (a Milvus client); views already open stay usable."""
