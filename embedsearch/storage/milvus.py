@@ -1,0 +1,293 @@
+"""The Milvus storage: an index's vectors, words and papers in a Milvus collection.
+
+The index directory keeps what it always keeps (manifests, the writers' lock, leases)
+plus, in each generation, the word statistics evidence needs (`lexical.WordCounts`);
+the papers, their vectors (HNSW, inner product) and their BM25 terms live in Milvus, in
+a Milvus Lite file (`./papers.db`) or on a server (`http://host:19530`).
+
+A build writes a new physical collection `{collection}_gNNNNNN` and only when it is
+complete points the alias `{collection}` at it and drops the one it replaced, so a
+failed rebuild leaves the old index as it was. Adds and removes change the collection
+in place (Milvus has no copy-on-write), so unlike local files an older generation's
+view sees them too; its manifest's count is what `len` says.
+
+Here: the target (`Milvus`) and the writes (`MilvusStorage`); the rows and filters are
+`milvus_schema`'s, the reads `milvus_view`'s, the client `milvus_connection`'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._version import __version__
+from ..errors import (
+    ConfigurationError,
+    EmbedSearchError,
+    IndexCorruptError,
+    IndexExistsError,
+    IndexIncompatibleError,
+    PaperNotFoundError,
+)
+from ..layout import IndexDirectory, Lease, Manifest, Staging
+from ..lexical import WordCounts
+from ..papers import Paper, embedding_text
+from .base import IndexOptions, Storage, View, register_storage
+from .milvus_connection import Connection, MilvusError, is_lite, milvus_errors, quietly
+from .milvus_schema import check_index_params, create_collection, paper_of, paper_rows
+from .milvus_view import MilvusView, physical_name
+
+__all__ = ["Milvus", "MilvusError", "MilvusStorage", "MilvusView", "is_lite"]
+
+_BATCH = 1_000  # rows an insert sends
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")  # Milvus allows 255; room for _gNNNNNN
+_PROPERTY = "embedsearch."
+
+
+@dataclass(frozen=True)
+class Milvus:
+    """A Milvus collection as where a new index's data is to live: a Milvus Lite file
+    (`./papers.db`) or a server (`http://host:19530`, with `token` if it asks for one)."""
+
+    uri: str
+    collection: str = "papers"
+    token: str | None = None
+    kind: str = "milvus"
+
+    def settings(self) -> dict[str, Any]:
+        uri = os.path.abspath(os.path.expanduser(self.uri)) if is_lite(self.uri) else self.uri
+        return {"kind": self.kind, "uri": uri, "collection": self.collection}
+
+    def secrets(self) -> dict[str, Any]:
+        return {"token": self.token} if self.token else {}
+
+    def __repr__(self) -> str:  # never the token
+        return f"Milvus(uri={self.uri!r}, collection={self.collection!r})"
+
+
+@register_storage("milvus")
+class MilvusStorage(Storage):
+    """An index's papers, vectors and BM25 terms in a Milvus collection (see module)."""
+
+    def __init__(self, directory: IndexDirectory, settings: dict[str, Any] | None = None,
+                 secrets: dict[str, Any] | None = None) -> None:
+        super().__init__(directory, settings, secrets)
+        self._token = self.secrets.get("token") or os.environ.get("MILVUS_TOKEN") or None
+        self._connection: Connection | None = None
+
+    def _connect(self, uri: str) -> Connection:
+        """The storage's one client (made on first use), for `uri`."""
+        if self._connection is not None and self._connection.uri != uri:
+            self.close()
+        if self._connection is None:
+            self._connection = Connection.get(uri, self._token or "")
+        return self._connection
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.release()
+            self._connection = None
+
+    def check_build(self, options: IndexOptions, count: int, dim: int, *,
+                    overwrite: bool) -> None:
+        uri, name = self.settings["uri"], _check_name(self.settings["collection"])
+        check_index_params(options.index_params)
+        if self._connect(uri).call("has_collection", name) and not overwrite:
+            raise IndexExistsError(f"the Milvus collection '{name}' already exists at {uri}; "
+                                   "pass --overwrite to replace it")
+
+    def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
+              manifest: Manifest, options: IndexOptions) -> Manifest:
+        settings = {key: value for key, value in self.settings.items() if key != "physical"}
+        uri, alias = settings["uri"], _check_name(settings["collection"])
+        hnsw = check_index_params(options.index_params)
+        rows = paper_rows(papers, vectors, manifest.text["lexical_fields"])  # before Milvus
+        connection = self._connect(uri)
+        old = _alias_target(connection, alias)
+        previous = staging.previous
+        replaced = {old} if old else set()
+        if previous is not None and previous.storage.get("uri") == uri and \
+                previous.storage.get("kind") == self.kind:
+            replaced.add(physical_name(previous))
+        physical = _free_name(connection, f"{alias}_g{staging.generation:06d}", replaced)
+        with milvus_errors(uri):
+            create_collection(connection.client, physical, vectors.shape[1], hnsw)
+        moved = False
+        try:
+            for start in range(0, len(rows), _BATCH):
+                connection.call("insert", physical, rows[start:start + _BATCH])
+            connection.call("flush", physical)
+            connection.call("alter_collection_properties", physical, _properties(manifest))
+            connection.call("load_collection", physical)
+            WordCounts.build(_texts(papers, manifest)).save(staging.dir)
+            manifest.index = {"backend": "milvus", "type": "HNSW",
+                              "params": {**hnsw, "metric": "IP"}, "lexical": "BM25"}
+            manifest.storage = {**settings, "physical": physical}
+            _point_alias(connection, alias, physical, old)
+            moved = True
+            committed = self._commit(staging, manifest)
+        except BaseException:
+            _undo_build(connection, alias, physical, old, moved=moved)
+            raise
+        for name in replaced - {physical, alias}:  # the index it replaced: unused now
+            _drop_quietly(connection, name)
+        return committed
+
+    def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:
+        try:
+            self.directory.verify(manifest, checksums=checksums)
+            connection = self._checked(manifest)
+            words = WordCounts.load(self.directory.files_dir(manifest))
+        except BaseException:
+            lease.release()
+            raise
+        return MilvusView(manifest, connection.acquire(), words, lease)
+
+    def _checked(self, manifest: Manifest) -> Connection:
+        """The connection to `manifest`'s collection, which must be there, built with the
+        manifest's model, and loaded (a new client finds it released)."""
+        uri, name = manifest.storage["uri"], physical_name(manifest)
+        connection = self._connect(uri)
+        shown = manifest.storage["collection"]
+        if not connection.call("has_collection", name):
+            raise IndexCorruptError(f"the Milvus collection '{shown}' at {uri} is missing; "
+                                    "rebuild the index")
+        properties = connection.call("describe_collection", name).get("properties") or {}
+        built_with = properties.get(f"{_PROPERTY}fingerprint")
+        if built_with != manifest.model["fingerprint"]:
+            raise IndexIncompatibleError(
+                f"the Milvus collection '{shown}' at {uri} was built with model "
+                f"{properties.get(f'{_PROPERTY}model')} ({built_with}); this index's manifest "
+                f"says {manifest.model.get('name')} ({manifest.model['fingerprint']}); "
+                "rebuild the index")
+        connection.call("load_collection", name)
+        return connection
+
+    def add(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
+            vectors: NDArray[np.float32]) -> tuple[Manifest, View] | None:
+        connection, name = self._checked(newest), physical_name(newest)
+        known = connection.oldest(name, "paper_id", (paper.id for paper in papers))
+        fresh = [row for row, paper in enumerate(papers) if paper.id not in known]
+        if not fresh:
+            return None
+        papers = [papers[row] for row in fresh]
+        rows = paper_rows(papers, vectors[fresh], newest.text["lexical_fields"])
+        words = WordCounts.load(self.directory.files_dir(newest))
+        inserted: list[int] = []
+        try:
+            for start in range(0, len(rows), _BATCH):
+                result = connection.call("insert", name, rows[start:start + _BATCH])
+                inserted.extend(int(key) for key in result["ids"])
+            words.add(_texts(papers, newest))
+            words.save(staging.dir)
+            return self._publish(staging, newest, connection, words)
+        except BaseException:
+            if inserted:  # the published generation must not gain papers it does not count
+                quietly(connection, "delete", name, ids=inserted)
+            raise
+
+    def remove(self, staging: Staging, newest: Manifest,
+               paper_ids: Sequence[str]) -> tuple[Manifest, View]:
+        connection, name = self._checked(newest), physical_name(newest)
+        found = connection.oldest(name, "paper_id", paper_ids)
+        for paper_id in paper_ids:
+            if paper_id not in found:  # removed by another process meanwhile
+                raise PaperNotFoundError(paper_id, self.directory.path)
+        keys = sorted(set(found.values()))
+        removed = [paper_of(row["record"])
+                   for row in connection.rows(name, "key", keys, ["key", "record"])]
+        words = WordCounts.load(self.directory.files_dir(newest))
+        words.remove(_texts(removed, newest))
+        words.save(staging.dir)  # before the delete: a failure here changes nothing
+        connection.call("delete", name, ids=keys)
+        return self._publish(staging, newest, connection, words)
+
+    def _publish(self, staging: Staging, newest: Manifest, connection: Connection,
+                 words: WordCounts) -> tuple[Manifest, View]:
+        """Commit `newest` with the live count, its `words` saved in `staging` already."""
+        manifest = dataclasses.replace(newest, count=connection.count(physical_name(newest), ""))
+        committed = self._commit(staging, manifest)
+        return committed, MilvusView(committed, connection.acquire(), words,
+                                     self.directory.lease(committed))
+
+    def _commit(self, staging: Staging, manifest: Manifest) -> Manifest:
+        manifest.software = f"embedsearch {__version__}"
+        return self.directory.commit(staging, manifest)
+
+
+def _texts(papers: Iterable[Paper], manifest: Manifest) -> list[str]:
+    return [embedding_text(paper, manifest.text["lexical_fields"]) for paper in papers]
+
+
+def _properties(manifest: Manifest) -> dict[str, str]:
+    """What the collection records of the index it holds, to be checked on opening."""
+    return {f"{_PROPERTY}fingerprint": str(manifest.model["fingerprint"]),
+            f"{_PROPERTY}model": str(manifest.model.get("name", "")),
+            f"{_PROPERTY}dim": str(manifest.model["dim"]),
+            f"{_PROPERTY}fields": json.dumps(manifest.text.get("fields", [])),
+            f"{_PROPERTY}lexical_fields": json.dumps(manifest.text["lexical_fields"])}
+
+
+def _check_name(name: str) -> str:
+    if not _NAME.fullmatch(name):
+        raise ConfigurationError(f"Milvus collection name {name!r}: use letters, digits and "
+                                 "underscores, starting with a letter or underscore, at most "
+                                 "200 characters")
+    return name
+
+
+def _alias_target(connection: Connection, alias: str) -> str | None:
+    """The collection `alias` names: None if nothing, `alias` itself if a collection
+    (not an alias) has that name."""
+    if not connection.call("has_collection", alias):
+        return None
+    try:
+        return str(connection.call("describe_alias", alias)["collection_name"])
+    except EmbedSearchError:
+        return alias
+
+
+def _free_name(connection: Connection, base: str, keep: set[str]) -> str:
+    """`base`, or `base_2`, ... if an index in use has that name; a collection of that
+    name that no index uses was left by a build that died, and is dropped."""
+    name, number = base, 1
+    while connection.call("has_collection", name):
+        if name not in keep:
+            connection.call("drop_collection", name)
+            break
+        number += 1
+        name = f"{base}_{number}"
+    return name
+
+
+def _point_alias(connection: Connection, alias: str, physical: str, old: str | None) -> None:
+    if old is None:
+        connection.call("create_alias", physical, alias)
+    elif old == alias:  # a collection of that name, not ours: replaced (--overwrite said so)
+        connection.call("drop_collection", alias)
+        connection.call("create_alias", physical, alias)
+    else:
+        connection.call("alter_alias", physical, alias)
+    connection.call("load_collection", physical)
+
+
+def _undo_build(connection: Connection, alias: str, physical: str, old: str | None, *,
+                moved: bool) -> None:
+    """Put the alias back where it pointed (`old`) if it was `moved`; drop `physical`."""
+    if moved and old is not None and old != alias:
+        quietly(connection, "alter_alias", old, alias)
+    elif moved:
+        quietly(connection, "drop_alias", alias)
+    _drop_quietly(connection, physical)
+
+
+def _drop_quietly(connection: Connection, name: str) -> None:
+    quietly(connection, "drop_collection", name)
