@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -31,7 +32,8 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
     from ..engine import SearchEngine
 
     options = {"backend": getattr(args, "backend", None), "cache_dir": args.cache_dir,
-               "cache": not getattr(args, "no_cache", False)}
+               "cache": not getattr(args, "no_cache", False),
+               "milvus_token": getattr(args, "milvus_token", None)}
     if args.index is None:
         if not (DEFAULT_INDEX / "manifest.json").exists():
             _say(args, f"Building the default index of the bundled ICLR 2025 sample in "
@@ -39,6 +41,25 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
         return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args),
                                          cache_dir=args.cache_dir)
     return SearchEngine.open(args.index, model=model, **options)
+
+
+def _storage(args: argparse.Namespace) -> Any:
+    """Where `build` keeps the data: files in --out, or the --milvus collection."""
+    from ..storage import Local, Milvus
+
+    if args.milvus is None:
+        if args.collection is not None:
+            raise InputError("--collection names a Milvus collection: give --milvus URI too")
+        return Local()
+    return Milvus(args.milvus, args.collection or _collection_name(Path(args.out).name),
+                  token=args.milvus_token)
+
+
+def _collection_name(folder: str) -> str:
+    """--out's folder name as a Milvus collection name: letters, digits and underscores,
+    not starting with a digit."""
+    name = re.sub(r"\W", "_", folder, flags=re.ASCII) or "papers"
+    return f"_{name}" if name[0].isdigit() else name
 
 
 def _executor(args: argparse.Namespace) -> Any:
@@ -93,6 +114,7 @@ def build(args: argparse.Namespace) -> None:
             memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
             backend=args.backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
             cache=not args.no_cache, wait=args.wait, executor=executor,
+            storage=_storage(args),
         )
         if executor is not None:
             _say(args, executor.stats.summary())

@@ -38,6 +38,7 @@ examples:
   embedsearch similar --from refs.bib --index indexes/mine    # like your own papers
   embedsearch search "diffusion" --format bibtex > diffusion.bib
   embedsearch add new.csv --index indexes/mine
+  embedsearch build papers.jsonl --out indexes/big --milvus http://milvus:19530  # data in Milvus
   embedsearch remove nips2018:11607 --index indexes/mine
   embedsearch serve --index indexes/mine            # web page and API on 127.0.0.1:8000
 """
@@ -94,10 +95,30 @@ def _add_ray(parser: argparse.ArgumentParser) -> None:
                              "still asked first)")
 
 
+def _add_milvus_token(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--milvus-token", metavar="TOKEN",
+                        help="for an index served from a Milvus server that asks for one: "
+                             "USER:PASSWORD or an API key (default: $MILVUS_TOKEN; never "
+                             "written to disk)")
+
+
 def _add_index(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", metavar="DIR",
                         help=f"index directory (default: {DEFAULT_INDEX}, the bundled ICLR "
                              "2025 sample, built on first use)")
+    _add_milvus_token(parser)
+
+
+def _add_milvus(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--milvus", metavar="URI",
+                        help="keep the vectors, words and papers in a Milvus collection "
+                             "instead of files: a Milvus Lite file (./papers.db) or a server "
+                             "(http://HOST:19530); --out then holds only the manifest. Needs "
+                             "pip install \"embedsearch[milvus]\"")
+    parser.add_argument("--collection", metavar="NAME",
+                        help="with --milvus: the collection's name (default: the --out "
+                             "folder's name)")
+    _add_milvus_token(parser)
 
 
 def _add_query_options(parser: argparse.ArgumentParser) -> None:
@@ -179,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "keywords (default title,abstract)")
     _add_encoder_options(build)
     _add_ray(build)
+    _add_milvus(build)
     build.add_argument("--overwrite", action="store_true",
                        help="replace an existing index at --out (atomically)")
     _add_wait(build)

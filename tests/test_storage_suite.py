@@ -1,0 +1,300 @@
+"""The engine suite on both storages: local files and a Milvus Lite collection.
+
+Every test here runs once per storage through the public API only (SearchEngine, the CLI,
+the HTTP API), so what a user sees is held to the same behaviour wherever the data lives.
+The Milvus indexes are built from the local seed index's own vectors (no second encoding),
+so the two rank the same vectors and their dense results must agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedsearch import (
+    Filters,
+    IndexExistsError,
+    Local,
+    Milvus,
+    Paper,
+    PaperNotFoundError,
+    QueryError,
+    SearchEngine,
+)
+from embedsearch.encoding import Encoder
+from embedsearch.vectors import exact_search
+
+from .conftest import DEV_QUERIES, CliResult, dev_records, dev_vectors, needs_dev_data
+
+pytest.importorskip("pymilvus", reason="the Milvus extra is not installed: "
+                                       "pip install -e '.[milvus]'")
+pytest.importorskip("milvus_lite", reason="Milvus Lite is not installed: "
+                                          "pip install -e '.[milvus]'")
+
+STORAGES = ("local", "milvus")
+LORVP = "000_ae22c05437d8edef:1"  # the LoR-VP (low-rank visual prompting) abstract
+
+
+def _target(kind: str, where: Path) -> Local | Milvus:
+    return Local() if kind == "local" else Milvus(str(where / "papers.db"), "papers")
+
+
+def _seed_papers(engine: SearchEngine) -> tuple[list[Paper], np.ndarray]:
+    """The seed index's papers, given years, venues and keywords to filter on, and their
+    stored vectors in the same order."""
+    keys = engine._view.keys()
+    papers = engine._view.papers(keys)
+    venues = ("ICLR", "NeurIPS", "ICML")
+    dressed = [dataclasses.replace(papers[int(key)], year=2021 + i % 4, venue=venues[i % 3],
+                                   keywords=("even",) if i % 2 == 0 else ("odd", "Prime"))
+               for i, key in enumerate(keys)]
+    return dressed, engine._view.vectors(keys)
+
+
+def _build(kind: str, where: Path, papers: list[Paper], vectors: np.ndarray) -> SearchEngine:
+    return SearchEngine.build(where / "index", papers, vectors=vectors,
+                              storage=_target(kind, where))
+
+
+@pytest.fixture(scope="module")
+def seed_data(seed_engine: SearchEngine) -> tuple[list[Paper], np.ndarray]:
+    return _seed_papers(seed_engine)
+
+
+@pytest.fixture(scope="module", params=STORAGES)
+def engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+           seed_data: tuple[list[Paper], np.ndarray]) -> Iterator[SearchEngine]:
+    """The dressed seed corpus, read-only, in each storage."""
+    opened = _build(request.param, tmp_path_factory.mktemp(request.param), *seed_data)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(params=STORAGES)
+def fresh(request: pytest.FixtureRequest, tmp_path: Path,
+          seed_data: tuple[list[Paper], np.ndarray]) -> Iterator[SearchEngine]:
+    """A private copy, for tests that change it."""
+    opened = _build(request.param, tmp_path, *seed_data)
+    yield opened
+    opened.close()
+
+
+def test_finds_the_paper_by_meaning_in_every_mode(engine: SearchEngine) -> None:
+    for mode in ("hybrid", "dense", "lexical"):
+        hits = engine.search("low-rank visual prompting", k=5, mode=mode)
+        # BM25 alone ranks another prompting paper first; it still finds this one.
+        assert LORVP in [h.paper.id for h in hits][: 1 if mode != "lexical" else 5], mode
+        assert [hit.rank for hit in hits] == list(range(1, len(hits) + 1))
+        scores = [hit.score for hit in hits]
+        assert scores == sorted(scores, reverse=True)
+    paraphrase = "tuning a few parameters added to images to adapt a pretrained network"
+    assert engine.search(paraphrase, k=3, mode="dense")[0].paper.id == LORVP
+
+
+def test_dense_scores_are_cosines_and_agree_with_exact_search(
+        engine: SearchEngine, seed_data: tuple[list[Paper], np.ndarray]) -> None:
+    papers, vectors = seed_data
+    queries = ["offline preference-based reinforcement learning", "graph neural networks",
+               "diffusion models for images", "language model alignment"]
+    encoded = Encoder().encode_queries(queries)
+    for query, vector in zip(queries, encoded):
+        hits = engine.search(query, k=10, mode="dense")
+        scores, rows = exact_search(vectors, np.arange(len(papers)), vector[None, :], 10)
+        assert [hit.paper.id for hit in hits] == [papers[int(r)].id for r in rows[0]]
+        assert np.allclose([hit.score for hit in hits], scores[0], atol=1e-4)
+        assert np.allclose([hit.dense_score for hit in hits], scores[0], atol=1e-4)
+
+
+def test_lexical_scores_and_evidence(engine: SearchEngine) -> None:
+    hits = engine.search("prompting", k=5, mode="lexical")
+    assert hits and all("prompt" in (h.paper.title + h.paper.abstract).lower() for h in hits)
+    assert all(h.lexical_score is not None and h.lexical_score > 0 for h in hits)
+    hybrid = engine.search("low-rank visual prompting", k=3)
+    assert hybrid[0].lexical_score and hybrid[0].dense_score
+    assert hybrid[0].evidence and hybrid[0].evidence in hybrid[0].paper.abstract
+    assert {"visual", "prompting"} & {t.lower() for t in hybrid[0].evidence_terms}
+
+
+def test_search_many_matches_single_searches(engine: SearchEngine) -> None:
+    queries = ["diffusion models for images", "language model retrieval", "bandits"]
+    for query, hits in zip(queries, engine.search_many(queries, k=4)):
+        single = engine.search(query, k=4)
+        assert [h.paper.id for h in hits] == [h.paper.id for h in single]
+
+
+def test_filters_narrow_the_search_and_still_return_k(
+        engine: SearchEngine, seed_data: tuple[list[Paper], np.ndarray]) -> None:
+    papers, vectors = seed_data
+    cases = [Filters.parse(year="2022-2023"), Filters.parse(venues=["neurips"]),
+             Filters.parse(keywords=["prime"]), Filters.parse(year="2024", venues=["ICLR"])]
+    vector = Encoder().encode_queries(["learning representations"])[0]
+    for filters in cases:
+        passing = [i for i, paper in enumerate(papers) if _admits(filters, paper)]
+        for mode in ("dense", "hybrid", "lexical"):
+            hits = engine.search("learning representations", k=8, filters=filters, mode=mode)
+            assert all(_admits(filters, hit.paper) for hit in hits), (filters, mode)
+            if mode != "lexical":
+                assert len(hits) == min(8, len(passing)), (filters, mode)
+        dense = engine.search("learning representations", k=5, filters=filters, mode="dense")
+        _, rows = exact_search(vectors[passing], np.array(passing), vector[None, :], 5)
+        assert [h.paper.id for h in dense] == [papers[int(r)].id for r in rows[0] if r >= 0]
+    assert engine.search("learning", k=5, filters=Filters.parse(year="1999")) == []
+
+
+def _admits(filters: Filters, paper: Paper) -> bool:
+    year_ok = ((filters.year_min is None or (paper.year or 0) >= filters.year_min)
+               and (filters.year_max is None or (paper.year or 9999) <= filters.year_max))
+    venue_ok = not filters.venues or paper.venue.lower() in {v.lower() for v in filters.venues}
+    words = {w.lower() for w in paper.keywords}
+    keyword_ok = not filters.keywords or bool(words & {w.lower() for w in filters.keywords})
+    return year_ok and venue_ok and keyword_ok
+
+
+def test_similar_ranks_by_stored_vectors_and_excludes_examples(
+        engine: SearchEngine, seed_data: tuple[list[Paper], np.ndarray]) -> None:
+    papers, vectors = seed_data
+    ids = [paper.id for paper in papers]
+    hits = engine.similar(LORVP, k=37)
+    order = np.argsort(-(vectors @ vectors[ids.index(LORVP)]), kind="stable")[1:]
+    assert [h.paper.id for h in hits][:10] == [ids[i] for i in order][:10]
+    assert LORVP not in {h.paper.id for h in hits} and len(hits) == 37
+    given = dataclasses.replace(papers[ids.index(LORVP)], id="elsewhere:1")
+    assert [h.paper.id for h in engine.similar_to_papers([given], k=5)] == \
+        [h.paper.id for h in engine.similar(LORVP, k=5)]  # matched by title
+    diverse = engine.similar(LORVP, k=5, diverse=True)
+    assert len({h.paper.id for h in diverse}) == 5
+
+
+def test_get_contains_and_unknown_ids(engine: SearchEngine,
+                                      seed_data: tuple[list[Paper], np.ndarray]) -> None:
+    papers, _ = seed_data
+    for paper in papers[:5]:
+        assert engine.get(paper.id) == paper
+    assert LORVP in engine and "nope" not in engine and len(engine) == len(papers)
+    with pytest.raises(PaperNotFoundError):
+        engine.get("nope")
+    with pytest.raises(PaperNotFoundError):
+        engine.similar("nope")
+    with pytest.raises(QueryError):
+        engine.search("   ")
+
+
+def test_add_remove_and_reopen(fresh: SearchEngine) -> None:
+    new = [{"id": "xen", "title": "Xenobots", "year": 2025, "venue": "Nature",
+            "abstract": "Xenobots are reconfigurable organisms assembled from frog cells."},
+           {"id": LORVP, "abstract": "a duplicate id is skipped, not re-added"}]
+    assert fresh.add(new) == 1 and len(fresh) == 39
+    assert fresh.search("xenobots frog cells", k=1, mode="lexical")[0].paper.id == "xen"
+    assert fresh.search("reconfigurable organisms from frog cells", k=1,
+                        mode="dense")[0].paper.id == "xen"
+    assert [h.paper.id for h in fresh.search("organisms", k=3,
+                                             filters=Filters.parse(venues=["nature"]))] == ["xen"]
+    assert fresh.remove(["xen", LORVP]) == 2 and len(fresh) == 37
+    with pytest.raises(PaperNotFoundError):
+        fresh.remove(["xen"])
+    assert fresh.search("xenobots", k=3, mode="lexical") == []
+    assert LORVP not in {h.paper.id for h in fresh.search("visual prompting", k=37)}
+    path, count = fresh.path, len(fresh)
+    fresh.close()  # a Milvus Lite file is held by one process at a time
+    reopened = SearchEngine.open(path)
+    try:
+        assert len(reopened) == count and "xen" not in reopened
+    finally:
+        reopened.close()
+    found = subprocess.run([sys.executable, "-m", "embedsearch.cli", "search", "visual prompting",
+                            "--index", str(path), "-k", "3", "--json"],
+                           capture_output=True, text=True, check=True)
+    ids = [json.loads(line)["id"] for line in found.stdout.splitlines()]
+    assert len(ids) == 3 and LORVP not in ids
+
+
+def test_a_second_build_is_refused_unless_overwrite(
+        fresh: SearchEngine, seed_data: tuple[list[Paper], np.ndarray]) -> None:
+    papers, vectors = seed_data
+    kind = fresh.info().storage.get("kind", "local")
+    where = fresh.path.parent
+    fresh.close()
+    with pytest.raises(IndexExistsError):
+        _build(kind, where, papers, vectors)
+    rebuilt = SearchEngine.build(where / "index", papers[:10], vectors=vectors[:10],
+                                 storage=_target(kind, where), overwrite=True)
+    try:
+        assert len(rebuilt) == 10 and rebuilt.info().count == 10
+        assert rebuilt.search("graph", k=20, mode="dense")[-1].rank == 10
+    finally:
+        rebuilt.close()
+
+
+def test_the_http_api_serves_it(engine: SearchEngine) -> None:
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from embedsearch.server import create_app
+
+    client = TestClient(create_app(engine, compute_map=False), base_url="http://localhost")
+    body = client.get("/search", params={"q": "low-rank visual prompting", "k": 3}).json()
+    assert body["hits"][0]["id"] == LORVP
+    year = client.get("/search", params={"q": "prompting", "year": "2022"}).json()["hits"]
+    assert year and all(hit["year"] == 2022 for hit in year)
+    assert client.get("/health").json()["papers"] == 38
+
+
+@needs_dev_data
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", STORAGES)
+def test_dev_papers_rank_alike_in_both(kind: str, tmp_path: Path) -> None:
+    """3,000 dev papers: dense results as exact search finds them, titles found by hybrid
+    search, filtered searches full, in either storage."""
+    count = 3_000
+    records, vectors = dev_records(count), dev_vectors(count)
+    engine = SearchEngine.build(tmp_path / "index", records, vectors=vectors,
+                                storage=_target(kind, tmp_path))
+    try:
+        titles = [str(r["title"]) for r in records[::60]]
+        queries = Encoder().encode_queries(titles)
+        _, truth = exact_search(vectors, np.arange(count), queries, 10)
+        found = [[h.paper.id for h in hits] for hits in
+                 engine.search_many(titles, k=10, mode="dense", evidence=False)]
+        recall = np.mean([len(set(f) & {str(records[int(i)]["id"]) for i in t}) / 10
+                          for f, t in zip(found, truth)])
+        assert recall >= 0.95
+        hybrid = engine.search_many(titles, k=1, evidence=False)
+        assert np.mean([h[0].paper.title == t for h, t in zip(hybrid, titles)]) >= 0.9
+        # 78 of the 3,000 pass (2.6%): where Milvus's filtered HNSW search comes back short.
+        narrow = Filters.parse(year="2019", venues=["acml"])
+        passing = sum(1 for r in records if r.get("year") == 2019 and r.get("venue") == "ACML")
+        for hits in engine.search_many(titles[:10], k=10, filters=narrow, evidence=False):
+            assert len(hits) == min(10, passing)
+            assert all(h.paper.year == 2019 and h.paper.venue == "ACML" for h in hits)
+    finally:
+        engine.close()
+    assert DEV_QUERIES.is_file()
+
+
+def test_milvus_errors_are_one_line(tmp_path: Path, cli: Callable[..., CliResult],
+                                    seed_files: list[Path]) -> None:
+    unreachable = cli("build", *seed_files, "--out", tmp_path / "a", "--milvus",
+                      "http://127.0.0.1:1", "-q")
+    assert unreachable.code == 1 and unreachable.err.count("\n") == 1
+    assert "127.0.0.1:1" in unreachable.err and not (tmp_path / "a").exists()
+    stray = cli("build", *seed_files, "--out", tmp_path / "b", "--collection", "x")
+    assert stray.code != 0 and "--milvus" in stray.err
+    built = cli("build", *seed_files, "--out", tmp_path / "c", "--milvus", tmp_path / "p.db")
+    assert built.code == 0, built.err
+    info = cli("info", "--index", tmp_path / "c", "--json").json_lines()[0]
+    assert info["storage"]["collection"] == "c" and info["count"] == 38
+    shutil.rmtree(tmp_path / "p.db")  # the collection is gone with its Lite folder
+    # In a new process: this one's Milvus Lite server still holds the folder it read.
+    missing = subprocess.run([sys.executable, "-m", "embedsearch.cli", "search", "graphs",
+                              "--index", str(tmp_path / "c"), "-q"],
+                             capture_output=True, text=True)
+    assert missing.returncode == 1 and missing.stderr.count("\n") == 1, missing.stderr
+    assert "rebuild" in missing.stderr
