@@ -3,8 +3,9 @@
 Sections: encoding throughput and quality per backend against the naive pipeline; what
 batch size and length sorting are worth; the cost of adding 1% new papers against a
 full build; warm query latency at the dev corpus' size; every index type at a million
-vectors; cold start of the CLI; and, asked for by name (it needs the ray extra), a local build
-against a `--ray` one. Ratios are measured side by side in the same run.
+vectors; cold start of the CLI; and, asked for by name (each needs its extra), a local
+build against a `--ray` one, and the dev index in local files against Milvus Lite.
+Ratios are measured side by side in the same run.
 `--quick` shrinks every section to a smoke test.
 """
 
@@ -33,7 +34,7 @@ __all__ = ["main", "parser"]
 
 SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart")
 #: Sections run only when named in --sections.
-OPTIONAL_SECTIONS = ("ray",)
+OPTIONAL_SECTIONS = ("ray", "milvus")
 
 
 @dataclass
@@ -49,11 +50,12 @@ class Settings:
     index_types: str = "flat,hnsw,ivf,ivfpq"
     ray_papers: int = 4000
     ray_rounds: int = 3
+    milvus_papers: int = 0  # 0: the whole dev corpus
 
 
 _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
                   scale=20_000, runs=2, index_types="flat,hnsw,ivf", ray_papers=200,
-                  ray_rounds=1)
+                  ray_rounds=1, milvus_papers=3000)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
@@ -65,7 +67,7 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (CI)")
     p.add_argument("--sections", default=",".join(SECTIONS),
                    help="comma-separated subset of: " + ", ".join(SECTIONS + OPTIONAL_SECTIONS)
-                        + " (ray only when named)")
+                        + " (ray and milvus only when named)")
     p.add_argument("--papers", type=int, help="papers encoded per backend (full: 2000)")
     p.add_argument("--update-papers", type=int, help="index size for the update section "
                                                      "(full: 20000)")
@@ -81,6 +83,8 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
                                                   "(full: 4000)")
     p.add_argument("--ray-rounds", type=int, help="alternating rounds of the ray section "
                                                   "(full: 3)")
+    p.add_argument("--milvus-papers", type=int, help="papers in the milvus section's "
+                                                     "indexes (full: all 79,509)")
     p.add_argument("--json", metavar="FILE", help="also write every table to FILE as JSON")
     return p
 
@@ -131,6 +135,12 @@ def run(args: argparse.Namespace) -> list[Table]:
 
             began = time.perf_counter()
             emit(ray_table(devset, settings.ray_papers, settings.ray_rounds), began)
+        if "milvus" in sections:
+            from .milvus import milvus_table  # imports pymilvus: only when asked for
+
+            began = time.perf_counter()
+            emit(milvus_table(devset, Path(folder), settings.milvus_papers or None,
+                              settings.queries), began)
     return tables
 
 
