@@ -248,6 +248,7 @@ def test_the_http_api_serves_it(engine: SearchEngine) -> None:
 
 
 @needs_dev_data
+@pytest.mark.data
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", STORAGES)
 def test_dev_papers_rank_alike_in_both(kind: str, tmp_path: Path) -> None:
@@ -298,3 +299,22 @@ def test_milvus_errors_are_one_line(tmp_path: Path, cli: Callable[..., CliResult
                              capture_output=True, text=True)
     assert missing.returncode == 1 and missing.stderr.count("\n") == 1, missing.stderr
     assert "rebuild" in missing.stderr
+
+
+@needs_dev_data
+@pytest.mark.data
+@pytest.mark.slow
+def test_bench_milvus_section_runs(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = subprocess.run([sys.executable, "-m", "embedsearch.cli", "bench", "--quick",
+                             "--sections", "milvus", "--data", str(DEV_QUERIES.parent),
+                             "--json", str(out)],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-2000:]
+    (table,) = json.loads(out.read_text())
+    rows = {(row["storage"], row["mode"]): row for row in table["rows"]}
+    assert set(rows) == {(s, m) for s in STORAGES
+                         for m in ("dense", "lexical", "hybrid", "dense, filtered")}
+    for mode in ("dense", "lexical", "hybrid"):  # same vectors: quality within a few points
+        assert abs(rows[("milvus", mode)]["MRR@10"] - rows[("local", mode)]["MRR@10"]) < 0.1
+    assert rows[("milvus", "dense, filtered")]["Recall@10"] >= 0.95
