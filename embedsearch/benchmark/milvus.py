@@ -31,24 +31,45 @@ _MODES = ("dense", "lexical", "hybrid")
 _TASKS = ("tldr", "keyword")
 
 
-def _build(devset: DevSet, folder: Path, kind: str, count: int | None) -> tuple[SearchEngine,
-                                                                             float]:
+def _subset(devset: DevSet, count: int | None, limit: int) -> tuple[list[int], list[Query]]:
+    """Rows of the papers to index and the queries to ask: up to `limit` tldr + keyword
+    queries and, for a `count` below the corpus, the papers relevant to as many of them as
+    half of `count` holds, then the corpus in order up to `count`."""
+    chosen = _queries(devset, limit)
+    total = len(devset.papers)
+    if not count or count >= total:
+        return list(range(total)), chosen
+    row = {paper.id: i for i, paper in enumerate(devset.papers)}
+    rows: set[int] = set()
+    kept = []
+    for query in chosen:
+        needed = {row[i] for i in query.relevant if i in row}
+        if len(needed) == len(query.relevant) and len(rows | needed) <= count // 2:
+            rows |= needed
+            kept.append(query)
+    filler = (i for i in range(total) if i not in rows)
+    while len(rows) < count:
+        rows.add(next(filler))
+    return sorted(rows), kept
+
+
+def _queries(devset: DevSet, limit: int) -> list[Query]:
+    per_task = max(1, limit // len(_TASKS))
+    return [q for task in _TASKS
+            for q in [q for q in devset.queries if q.task == task and q.relevant][:per_task]]
+
+
+def _build(devset: DevSet, folder: Path, kind: str, rows: list[int]) -> tuple[SearchEngine,
+                                                                            float]:
     vectors = devset.stored_vectors()
     if vectors is None:
         raise FileNotFoundError(f"no stored embeddings in {devset.folder}")
-    papers = devset.papers[:count] if count else devset.papers
+    papers = [devset.papers[i] for i in rows]
     target = Local() if kind == "local" else Milvus(str(folder / "papers.db"), "bench")
     began = time.perf_counter()
-    engine = SearchEngine.build(folder / f"{kind}-index", papers,
-                                vectors=vectors[: len(papers)], storage=target)
+    engine = SearchEngine.build(folder / f"{kind}-index", papers, vectors=vectors[rows],
+                                storage=target)
     return engine, time.perf_counter() - began
-
-
-def _queries(devset: DevSet, ids: set[str], limit: int) -> list[Query]:
-    chosen = [q for q in devset.queries if q.task in _TASKS and q.relevant
-              and q.relevant <= ids]
-    per_task = max(1, limit // len(_TASKS))
-    return [q for task in _TASKS for q in chosen if q.task == task][: per_task * len(_TASKS)]
 
 
 def _timed(engine: SearchEngine, text: str, mode: str,
@@ -75,14 +96,13 @@ def _narrow_filter(engine: SearchEngine) -> tuple[Filters, list[int]]:
 
 def milvus_table(devset: DevSet, folder: Path, count: int | None, queries: int) -> Table:
     """Quality, latency and filtered recall of the same index in both storages."""
+    indexed, chosen = _subset(devset, count, queries)
     engines, builds = {}, {}
     for kind in ("local", "milvus"):
-        engines[kind], builds[kind] = _build(devset, folder, kind, count)
+        engines[kind], builds[kind] = _build(devset, folder, kind, indexed)
     local = engines["local"]
-    ids = {paper.id for paper in local._view.papers(local._view.keys()).values()}
-    chosen = _queries(devset, ids, queries)
     filters, passing = _narrow_filter(local)
-    table = Table(f"Local files vs Milvus Lite, {len(ids):,} dev papers "
+    table = Table(f"Local files vs Milvus Lite, {len(indexed):,} dev papers "
                   f"({len(chosen)} tldr + keyword queries)",
                   ["storage", "mode", "MRR@10", "Recall@10", "p50 ms", "p99 ms", "build s"],
                   note=f"filter {filters.venues[0]} {filters.year_min}: {len(passing)} papers "
