@@ -1,21 +1,17 @@
 """`SearchEngine`: one index opened for search, similar-paper lookup and updates.
 
-It composes the parts (encoder, vector index, paper store, index directory) and owns
-the rules that span them: a query encoder must match the index's, a filter narrows the
-vector search rather than its results, a paper is never its own neighbour.
-
-An open engine follows its index: before each call it checks (one stat) whether another
-process published a newer generation and, if so, switches to it between calls, so a
-server sees a cron job's `add` without a restart and no result mixes two generations.
-Writes take the index's writers' lock (see `layout`) and apply to the newest generation.
+It composes the parts (encoder, the index's storage, retrieval) and owns the rules that
+span them: a query encoder must match the index's, a filter narrows the search rather
+than its results, a paper is never its own neighbour, a write's papers are encoded
+before the writers' lock is taken. An open engine follows its index (`live.LiveIndex`):
+each call reads the newest generation, and never two.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +29,17 @@ from .indexing import (
     build_index,
     check_same_encoding,
     encode_papers,
-    newest_generation,
 )
 from .info import IndexInfo, describe
 from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+from .live import LiveIndex, Update
 from .papers import DEFAULT_FIELDS, Paper
 from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
 from .readers import read_papers
 from .readers.records import papers_from_records
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query, unit
-from .storage import Local, Storage, Target, View, storage_class, storage_kind
+from .storage import Local, Storage, Target, View
 from .vectors import EXACT_MAX
 
 __all__ = ["SearchEngine"]
@@ -51,8 +47,6 @@ __all__ = ["SearchEngine"]
 
 class SearchEngine:
     """An open index. Build one with `build`/`build_from_files`, open one with `open`."""
-
-    _view: View  # the generation served now; `_serve` swaps it whole
 
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
                  backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
@@ -62,13 +56,10 @@ class SearchEngine:
         self._requested = (model, backend)
         self._cache_dir = cache_dir
         self._cache = cache
-        self._verify = verify
-        self._secrets = {"token": milvus_token} if milvus_token else {}
-        self._storage: Storage | None = None
-        self._encoder: Encoder | None = None
-        self._lock = threading.RLock()
+        self._live = LiveIndex(directory, verify=verify,
+                               secrets={"token": milvus_token} if milvus_token else {})
+        self._encoder: tuple[dict[str, Any], Encoder] | None = None  # (for model, encoder)
         self._map: tuple[int, CorpusMap | None] | None = None  # (generation, its map)
-        self._load()
         if model is not None or backend is not None:
             self._get_encoder()  # refuse a mismatched encoder now, not at the first query
 
@@ -138,7 +129,7 @@ class SearchEngine:
                     executor=executor)
         token = storage.secrets().get("token")
         engine = cls(directory, verify=False, cache_dir=cache_dir, milvus_token=token)
-        engine._encoder = encoder
+        engine._encoder = (engine._manifest.model, encoder)
         return engine
 
     @classmethod
@@ -158,40 +149,14 @@ class SearchEngine:
                                         cache_dir=cache_dir)
         return cls.open(path, cache_dir=cache_dir)
 
-    def _load(self, *, checksums: bool | None = None) -> None:
-        """Serve the newest generation."""
-        self._stamp = self._directory.stamp()
-        manifest, lease = self._directory.open_current()
-        try:
-            view = self._storage_of(manifest).view(
-                manifest, lease, checksums=self._verify if checksums is None else checksums)
-        except BaseException:
-            lease.release()
-            raise
-        self._serve(view)
-
-    def _storage_of(self, manifest: Manifest) -> Storage:
-        """The storage `manifest`'s data lives in: the one in use unless a rebuild moved it."""
-        current = self._storage
-        if current is None or current.settings != manifest.storage:
-            current = storage_class(storage_kind(manifest))(self._directory, manifest.storage,
-                                                            self._secrets)
-            self._storage = current
-        return current
-
-    def _serve(self, view: View) -> None:
-        """Answer from `view` from now on; let go of the previous one."""
-        previous: View | None = getattr(self, "_view", None)
-        self._view = view
-        if previous is not None:
-            previous.close()
-            if previous.manifest.model != view.manifest.model:
-                self._encoder = None  # rebuilt with another model: resolve its encoder anew
-            self._directory.collect_garbage()  # the generation let go of may be unused now
+    # What the served generation holds, for the methods below (and eval and bench).
+    @property
+    def _view(self) -> View:
+        return self._live.view
 
     @property
     def _manifest(self) -> Manifest:
-        return self._view.manifest
+        return self._live.view.manifest
 
     def refresh(self) -> bool:
         """Switch to a newer generation if another process published one; True if it did.
@@ -199,23 +164,11 @@ class SearchEngine:
         Every call of the engine does this first; it costs one stat when nothing changed.
         Files of a new generation are checked by size (their writer checksummed them).
         """
-        with self._lock:
-            stamp = self._directory.stamp()
-            if stamp == self._stamp or stamp is None:
-                return False
-            if self._directory.read_manifest().generation == self._manifest.generation:
-                self._stamp = stamp
-                return False
-            self._load(checksums=False)
-            return True
+        return self._live.refresh()
 
     def close(self) -> None:
-        """Let go of the index (its lease, files and connections); closing twice is
-        harmless."""
-        self._view.close()
-        if self._storage is not None:
-            self._storage.close()
-            self._storage = None
+        """Let go of the index (its lease, files and connections); twice is harmless."""
+        self._live.close()
 
     def __enter__(self) -> SearchEngine:
         return self
@@ -225,20 +178,20 @@ class SearchEngine:
 
     # -- the encoder -----------------------------------------------------------------------
     def _get_encoder(self) -> Encoder:
-        if self._encoder is None:
-            model, backend = self._requested
-            self._encoder = index_encoder(self._manifest.model, self._directory.path,
-                                          model=model, backend=backend,
-                                          cache_dir=self._cache_dir, cache=self._cache)
-        return self._encoder
+        """The query encoder of the served generation (resolved anew after a rebuild with
+        another model)."""
+        model = self._manifest.model
+        if self._encoder is None or self._encoder[0] != model:
+            requested, backend = self._requested
+            self._encoder = (model, index_encoder(model, self._directory.path,
+                                                  model=requested, backend=backend,
+                                                  cache_dir=self._cache_dir, cache=self._cache))
+        return self._encoder[1]
 
     # -- reading ---------------------------------------------------------------------------
-    @contextmanager
-    def _reading(self) -> Iterator[None]:
+    def _reading(self) -> AbstractContextManager[View]:
         """Hold the engine for one call, on the newest generation."""
-        with self._lock:
-            self.refresh()
-            yield
+        return self._live.reading()
 
     def __len__(self) -> int:
         with self._reading():
@@ -396,7 +349,7 @@ class SearchEngine:
 
     def map_papers(self, corpus_map: CorpusMap) -> list[Paper]:
         """The papers of `corpus_map`'s points, in point order (it must be current)."""
-        with self._lock:
+        with self._live.lock:
             papers = self._view.papers(corpus_map.keys)
         return [papers[int(key)] for key in corpus_map.keys]
 
@@ -447,26 +400,5 @@ class SearchEngine:
                 staging, newest, ids))
         return len(ids)
 
-    def _write(self, wait: float | None,
-               update: Callable[[Storage, Staging, Manifest], tuple[Manifest, View] | None],
-               ) -> int:
-        """Run `update` under the writers' lock on the newest generation, then serve what
-        it published; returns how many papers that added (negative: removed), counted
-        against the generation it started from, so another process's papers are never
-        counted as ours.
-
-        Queries go on meanwhile: they read the served view, which a write never changes
-        (a local write works on a private copy of the newest generation's parts), and
-        wait only for the swap. Writing the served parts in place made every query wait
-        for the whole publish, seconds at 80k papers.
-        """
-        with self._directory.write(replace=True, wait=wait) as staging:
-            newest = newest_generation(self._directory, staging)
-            result = update(self._storage_of(newest), staging, newest)
-            if result is None:
-                return 0
-            manifest, view = result
-            with self._lock:
-                self._serve(view)
-                self._stamp = self._directory.stamp()
-            return manifest.count - newest.count
+    def _write(self, wait: float | None, update: Update) -> int:
+        return self._live.write(update, wait=wait)
