@@ -89,6 +89,19 @@ class WordStatistics(Protocol):
     def __len__(self) -> int: ...
 
 
+class _Tokenized:
+    """A lazily made `Tokenizer` (it loads the Snowball stemmer): what both kinds of word
+    statistics read and count words with."""
+
+    _tokenizer: Tokenizer | None = None
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer()
+        return self._tokenizer
+
+
 @dataclass
 class _Postings:
     """Term-major BM25 statistics of one kind of term (words, or word pairs)."""
@@ -197,18 +210,11 @@ class _Postings:
                      for name in ("terms", "indptr", "rows", "tf", "lengths")))
 
 
-class LexicalIndex:
+class LexicalIndex(_Tokenized):
     """BM25 over words and word pairs of each paper's lexical text, rows keyed like vectors."""
 
     def __init__(self, words: _Postings, pairs: _Postings, keys: NDArray[np.int64]) -> None:
         self._words, self._pairs, self._keys = words, pairs, keys
-        self._tokenizer: Tokenizer | None = None
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        if self._tokenizer is None:
-            self._tokenizer = Tokenizer()
-        return self._tokenizer
 
     @classmethod
     def build(cls, keys: NDArray[np.int64], texts: Sequence[str]) -> LexicalIndex:
@@ -285,7 +291,7 @@ class LexicalIndex:
 WORDS_FILE = "words.npz"
 
 
-class WordCounts:
+class WordCounts(_Tokenized):
     """How many papers each word stem occurs in, and how many papers there are: what
     evidence needs of an index whose BM25 is computed elsewhere (a Milvus collection).
 
@@ -296,13 +302,6 @@ class WordCounts:
 
     def __init__(self, terms: NDArray[np.uint64], df: NDArray[np.int64], papers: int) -> None:
         self._terms, self._df, self._papers = terms, df, papers
-        self._tokenizer: Tokenizer | None = None
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        if self._tokenizer is None:
-            self._tokenizer = Tokenizer()
-        return self._tokenizer
 
     @classmethod
     def build(cls, texts: Iterable[str]) -> WordCounts:
