@@ -98,8 +98,8 @@ def _add_ray(parser: argparse.ArgumentParser) -> None:
 def _add_milvus_token(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--milvus-token", metavar="TOKEN",
                         help="for an index served from a Milvus server that asks for one: "
-                             "USER:PASSWORD or an API key (default: $MILVUS_TOKEN; never "
-                             "written to disk)")
+                             "USER:PASSWORD or an API key (default: $MILVUS_TOKEN; prefer "
+                             "it, other users can see command lines; never written to disk)")
 
 
 def _add_index(parser: argparse.ArgumentParser) -> None:
