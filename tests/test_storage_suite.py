@@ -9,10 +9,13 @@ so the two rank the same vectors and their dense results must agree.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -39,12 +42,46 @@ pytest.importorskip("pymilvus", reason="the Milvus extra is not installed: "
 pytest.importorskip("milvus_lite", reason="Milvus Lite is not installed: "
                                           "pip install -e '.[milvus]'")
 
-STORAGES = ("local", "milvus")
+#: Local files; a Milvus Lite file; a Milvus server (Milvus Lite's gRPC server on a port
+#: of this machine, reached by URI as a Standalone or Distributed one would be).
+STORAGES = ("local", "milvus", "milvus-server")
 LORVP = "000_ae22c05437d8edef:1"  # the LoR-VP (low-rank visual prompting) abstract
+_SERVER: dict[str, str] = {}  # the server's URI, once started
+
+
+@pytest.fixture(scope="module", autouse=True)
+def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`milvus-lite server` on a free port for this module's tests."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data = tmp_path_factory.mktemp("milvus-server")
+    server = subprocess.Popen([str(Path(sys.executable).parent / "milvus-lite"), "server",
+                               "--data-dir", str(data), "--host", "127.0.0.1",
+                               "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as attempt:
+            if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    else:
+        server.kill()
+        pytest.fail("milvus-lite server did not start listening within 30 s")
+    _SERVER["uri"] = f"http://127.0.0.1:{port}"
+    yield _SERVER["uri"]
+    server.terminate()
+    server.wait(timeout=30)
 
 
 def _target(kind: str, where: Path) -> Local | Milvus:
-    return Local() if kind == "local" else Milvus(str(where / "papers.db"), "papers")
+    if kind == "local":
+        return Local()
+    if kind == "milvus":
+        return Milvus(str(where / "papers.db"), "papers")
+    # One server for the module: a collection name of each test's own.
+    return Milvus(_SERVER["uri"], "c" + hashlib.sha256(str(where).encode()).hexdigest()[:12])
 
 
 def _seed_papers(engine: SearchEngine) -> tuple[list[Paper], np.ndarray]:
@@ -219,7 +256,9 @@ def test_add_remove_and_reopen(fresh: SearchEngine) -> None:
 def test_a_second_build_is_refused_unless_overwrite(
         fresh: SearchEngine, seed_data: tuple[list[Paper], np.ndarray]) -> None:
     papers, vectors = seed_data
-    kind = fresh.info().storage.get("kind", "local")
+    storage = fresh.info().storage
+    kind = ("local" if storage["kind"] == "local" else
+            "milvus-server" if str(storage["uri"]).startswith("http") else "milvus")
     where = fresh.path.parent
     fresh.close()
     with pytest.raises(IndexExistsError):
@@ -313,8 +352,27 @@ def test_bench_milvus_section_runs(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     (table,) = json.loads(out.read_text())
     rows = {(row["storage"], row["mode"]): row for row in table["rows"]}
-    assert set(rows) == {(s, m) for s in STORAGES
+    assert set(rows) == {(s, m) for s in ("local", "milvus")
                          for m in ("dense", "lexical", "hybrid", "dense, filtered")}
     for mode in ("dense", "lexical", "hybrid"):  # same vectors: quality within a few points
         assert abs(rows[("milvus", mode)]["MRR@10"] - rows[("local", mode)]["MRR@10"]) < 0.1
     assert rows[("milvus", "dense, filtered")]["Recall@10"] >= 0.95
+
+
+def test_a_milvus_server_index_is_shared_by_processes(
+        tmp_path: Path, seed_data: tuple[list[Paper], np.ndarray]) -> None:
+    """What a Lite file cannot do: a server here and a cron `add` in another process on
+    one index at once; the open engine answers the new paper at its next call."""
+    engine = _build("milvus-server", tmp_path, *seed_data)
+    try:
+        assert "xen" not in engine and len(engine) == 38
+        source = tmp_path / "new.jsonl"
+        source.write_text(json.dumps({"id": "xen", "abstract": "Xenobots are organisms "
+                                                               "assembled from frog cells."}))
+        subprocess.run([sys.executable, "-m", "embedsearch.cli", "add", str(source),
+                        "--index", str(engine.path), "-q", "--milvus-token", "root:Milvus"],
+                       capture_output=True, text=True, check=True)
+        assert "xen" in engine and len(engine) == 39
+        assert engine.search("frog cells", k=1, mode="lexical")[0].paper.id == "xen"
+    finally:
+        engine.close()
