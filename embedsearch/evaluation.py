@@ -10,7 +10,9 @@ into matching the tag: lexical nDCG@10 0.03 -> 0.64 on the dev data).
 Indexes are kept under the work folder, keyed by the corpus file, the limit and the
 configuration, and vectors come from the embedding cache, so a second run encodes
 nothing. Besides each mode, two baselines are scored side by side: plain BM25 (words
-only) and the naive fusion (BM25 and dense scores min-max scaled, 50/50).
+only) and the naive fusion (BM25 and dense scores min-max scaled, 50/50). With
+`--milvus URI` the indexes keep their data in Milvus (one collection per task) and the
+three modes are scored there; the baselines read local BM25 arrays and are left out.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .engine import SearchEngine
 from .metrics import METRICS
 from .papers import Paper
 from .readers import read_papers
-from .storage import LocalView
+from .storage import Local, LocalView, Milvus, Target
 
 __all__ = ["TASKS", "evaluate", "main"]
 
@@ -63,14 +65,16 @@ def _subset(papers: list[Paper], queries: list[Query],
 
 
 def _index(engine_dir: Path, papers: list[Paper], task: Task, backend: str,
-           progress: bool) -> SearchEngine:
+           progress: bool, storage: Target) -> SearchEngine:
     if (engine_dir / "manifest.json").is_file():
         engine = SearchEngine.open(engine_dir)
-        if len(engine) == len(papers):
+        if len(engine) == len(papers) and engine.info().storage == storage.settings():
             return engine
+        engine.close()
     return SearchEngine.build(engine_dir, papers, fields=task.fields,
                               lexical_fields=task.lexical_fields, backend=backend,
-                              overwrite=engine_dir.exists(), progress=progress)
+                              overwrite=engine_dir.exists(), progress=progress,
+                              storage=storage)
 
 
 def _baselines(engine: SearchEngine, texts: Sequence[str]) -> dict[str, list[list[str]]]:
@@ -113,8 +117,10 @@ def _score(rankings: Sequence[Sequence[str]], queries: Sequence[Query]) -> dict[
 
 def evaluate(corpus: Path, queries_path: Path, *, limit: int | None = None,
              work: Path = Path("indexes") / "eval", tasks: Sequence[str] = tuple(TASKS),
-             backend: str = "auto", progress: bool = False) -> list[dict[str, Any]]:
-    """One row per (task, system): the metrics at 10 and how many queries."""
+             backend: str = "auto", progress: bool = False,
+             milvus: str | None = None) -> list[dict[str, Any]]:
+    """One row per (task, system): the metrics at 10 and how many queries; `milvus`: a
+    Milvus URI to keep the indexes' data in (the baselines are then left out)."""
     papers, queries = _subset(read_papers([corpus]), load_queries(queries_path), limit)
     stat = corpus.stat()
     rows = []
@@ -126,14 +132,18 @@ def evaluate(corpus: Path, queries_path: Path, *, limit: int | None = None,
         key = hashlib.sha256(json.dumps([str(corpus.resolve()), stat.st_size, stat.st_mtime_ns,
                                          limit, task.fields, task.lexical_fields, backend]
                                         ).encode()).hexdigest()[:12]
-        engine = _index(work / f"{task_name}-{key}", papers, task, backend, progress)
+        storage: Target = (Milvus(milvus, f"eval_{task_name}_{key}") if milvus else Local())
+        name = f"{task_name}-{key}" + ("-milvus" if milvus else "")
+        engine = _index(work / name, papers, task, backend, progress, storage)
         texts = [q.text for q in chosen]
         rankings: dict[str, list[list[str]]] = {}
         for mode in ("lexical", "dense", "hybrid"):
             results = engine.search_many(texts, k=10, mode=mode, evidence=False)
             rankings[mode] = [[hit.paper.id for hit in hits] for hits in results]
-        rankings.update(_baselines(engine, texts))
-        for system in SYSTEMS:
+        if not milvus:
+            rankings.update(_baselines(engine, texts))
+        engine.close()
+        for system in [name for name in SYSTEMS if name in rankings]:
             rows.append({"task": task_name, "system": system, "queries": len(chosen),
                          **_score(rankings[system], chosen)})
     return rows
@@ -163,6 +173,9 @@ def parser(prog: str = "embedsearch eval") -> argparse.ArgumentParser:
     p.add_argument("--work", type=Path, default=Path("indexes") / "eval",
                    help="where the evaluation's indexes are kept (default: %(default)s)")
     p.add_argument("--backend", default="auto", help="encoder backend (default: auto)")
+    p.add_argument("--milvus", metavar="URI", help="keep the indexes' data in Milvus (a "
+                                                   "Lite file or a server) and score the "
+                                                   "three modes there")
     p.add_argument("--json", action="store_true", help="one JSON object per row instead")
     return p
 
@@ -175,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser().error(f"--tasks: unknown {', '.join(unknown)} (known: {', '.join(TASKS)})")
     rows = evaluate(args.corpus, args.queries, limit=args.limit, work=args.work, tasks=tasks,
-                    backend=args.backend, progress=sys.stderr.isatty())
+                    backend=args.backend, progress=sys.stderr.isatty(), milvus=args.milvus)
     if args.json:
         for row in rows:
             print(json.dumps(row))

@@ -376,3 +376,25 @@ def test_a_milvus_server_index_is_shared_by_processes(
         assert engine.search("frog cells", k=1, mode="lexical")[0].paper.id == "xen"
     finally:
         engine.close()
+
+
+@needs_dev_data
+@pytest.mark.data
+@pytest.mark.slow
+def test_eval_scores_the_three_modes_on_milvus_like_local(tmp_path: Path) -> None:
+    from embedsearch.evaluation import evaluate
+
+    corpus = DEV_QUERIES.parent / "papers.jsonl.gz"
+    args = {"limit": 1_000, "work": tmp_path / "eval", "tasks": ("title", "keyword")}
+    local = {(r["task"], r["system"]): r for r in evaluate(corpus, DEV_QUERIES, **args)}
+    milvus = {(r["task"], r["system"]): r for r in
+              evaluate(corpus, DEV_QUERIES, milvus=str(tmp_path / "eval.db"), **args)}
+    tasks = {task for task, _ in local}  # those with queries among the first 1,000 papers
+    assert "title" in tasks
+    assert set(milvus) == {(t, m) for t in tasks for m in ("lexical", "dense", "hybrid")}
+    assert {k for k in local if k[1] in ("bm25 words only", "naive fusion")}
+    for key, row in milvus.items():
+        assert row["queries"] == local[key]["queries"] > 0
+        # Same vectors (the embedding cache encodes nothing twice); BM25 is Milvus's own.
+        assert abs(row["MRR@10"] - local[key]["MRR@10"]) <= (0.03 if key[1] == "dense"
+                                                             else 0.1), key
