@@ -141,4 +141,3 @@ def test_without_ray_the_option_says_how_to_install_it(seed_files: list[Path],
         'embedsearch: error: --ray needs Ray Data, which is not installed: pip install '
         '"embedsearch[ray]"']
     assert not (tmp_path / "x").exists()
-

@@ -159,7 +159,7 @@ class RayExecutor(Executor):
             where = f"--ray {self.address}" if self.address else "--ray"
             raise ConfigurationError(
                 f"{where}: cannot start or reach Ray ({exc}); start a cluster with `ray "
-                "start --head` and pass auto or ray://HEAD:10001") from None
+                "start --head` and run this on one of its nodes with --ray auto") from None
         self._owned = True
         self.stats.startup_seconds = time.perf_counter() - began
         data_log = logging.getLogger("ray.data")
