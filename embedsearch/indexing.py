@@ -109,7 +109,8 @@ def build_index(
                 count=len(papers),
                 software=f"embedsearch {__version__}",
             )
-            return storage.build(staging, papers, vectors, manifest, options)
+            return storage.build(staging, papers, vectors, manifest, options,
+                                 progress=progress)
     finally:
         storage.close()
 

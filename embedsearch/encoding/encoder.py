@@ -8,7 +8,6 @@ millisecond or two to encode, less than keeping the cache warm on a read path.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import IndexIncompatibleError
+from ..progress import progress_bar
 from .base import Backend, backend_class
 from .cache import DEFAULT_MAX_BYTES, EmbeddingCache, default_cache_dir
 from .calibrate import choose_backend
@@ -105,7 +105,7 @@ class Encoder:
             out[position] = vector
         missing = [i for i in range(len(texts)) if i not in found]
         missing.sort(key=lambda i: -len(texts[i]))  # similar lengths batch with little padding
-        bar = _progress_bar(len(texts), len(found), progress)
+        bar = progress_bar(len(texts), "Encoding", done=len(found), enabled=progress)
         pending: list[int] = []
         pieces = (executor or LocalExecutor()).run(self, [texts[i] for i in missing])
         for rows, vectors in pieces:
@@ -126,23 +126,6 @@ class Encoder:
         if self._cache is not None:
             self._cache.close()
             self._cache = None
-
-
-class _NoBar:
-    def update(self, count: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress_bar(total: int, done: int, enabled: bool) -> Any:
-    if not enabled or total == done:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=done, unit="paper", desc="Encoding", file=sys.stderr,
-                dynamic_ncols=True, smoothing=0.05)
 
 
 def index_encoder(built: Mapping[str, Any], index: Path, *,

@@ -177,10 +177,12 @@ class Storage(ABC):
 
     @abstractmethod
     def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions) -> Manifest:
+              manifest: Manifest, options: IndexOptions, *, progress: bool = False
+              ) -> Manifest:
         """Write `papers` (row i of `vectors` is paper i's, unit length) as the new index
         `staging`, where `settings` say: `manifest` holds the model and text; the storage
-        fills in its `index` and `storage` entries and commits it."""
+        fills in its `index` and `storage` entries and commits it. `progress`: a bar on
+        stderr for what takes long (sending rows to a server)."""
 
     @abstractmethod
     def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:

@@ -141,7 +141,8 @@ class LocalStorage(Storage):
                      options.memory_budget)  # an unknown type or bad parameter fails here
 
     def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions) -> Manifest:
+              manifest: Manifest, options: IndexOptions, *, progress: bool = False
+              ) -> Manifest:
         index = create_index(options.index_type, vectors.shape[1], len(papers),
                              options.index_params, options.exact_max, options.memory_budget)
         with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:

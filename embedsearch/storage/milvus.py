@@ -40,6 +40,7 @@ from ..errors import (
 from ..layout import IndexDirectory, Lease, Manifest, Staging
 from ..lexical import WordCounts
 from ..papers import Paper, embedding_text
+from ..progress import progress_bar
 from .base import IndexOptions, Storage, View, register_storage
 from .milvus_connection import Connection, MilvusError, is_lite, milvus_errors, quietly
 from .milvus_schema import check_index_params, create_collection, paper_of, paper_rows
@@ -105,7 +106,8 @@ class MilvusStorage(Storage):
                                    "pass --overwrite to replace it")
 
     def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions) -> Manifest:
+              manifest: Manifest, options: IndexOptions, *, progress: bool = False
+              ) -> Manifest:
         settings = {key: value for key, value in self.settings.items() if key != "physical"}
         uri, alias = settings["uri"], _check_name(settings["collection"])
         hnsw = check_index_params(options.index_params)
@@ -122,8 +124,10 @@ class MilvusStorage(Storage):
             create_collection(connection.client, physical, vectors.shape[1], hnsw)
         moved = False
         try:
-            for start in range(0, len(rows), _BATCH):
-                connection.call("insert", physical, rows[start:start + _BATCH])
+            with progress_bar(len(rows), "Sending to Milvus", enabled=progress) as bar:
+                for start in range(0, len(rows), _BATCH):
+                    connection.call("insert", physical, rows[start:start + _BATCH])
+                    bar.update(len(rows[start:start + _BATCH]))
             connection.call("flush", physical)
             connection.call("alter_collection_properties", physical, _properties(manifest))
             connection.call("load_collection", physical)
