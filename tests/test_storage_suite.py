@@ -398,3 +398,16 @@ def test_eval_scores_the_three_modes_on_milvus_like_local(tmp_path: Path) -> Non
         # Same vectors (the embedding cache encodes nothing twice); BM25 is Milvus's own.
         assert abs(row["MRR@10"] - local[key]["MRR@10"]) <= (0.03 if key[1] == "dense"
                                                              else 0.1), key
+
+
+def test_the_corpus_map_is_computed_stored_and_dropped_by_a_write(fresh: SearchEngine) -> None:
+    assert fresh.corpus_map() is None
+    computed = fresh.compute_map()
+    assert computed is not None and len(computed.keys) == 38
+    assert sorted(computed.keys.tolist()) == fresh._view.keys().tolist()
+    assert [p.id for p in fresh.map_papers(computed)][:3] == \
+        [fresh._view.papers([int(k)])[int(k)].id for k in computed.keys[:3]]
+    stored = fresh.corpus_map()
+    assert stored is not None and np.array_equal(stored.keys, computed.keys)
+    fresh.add([{"id": "xen", "abstract": "Xenobots are organisms made of frog cells."}])
+    assert fresh.corpus_map() is None  # a map always describes its generation's papers
