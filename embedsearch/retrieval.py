@@ -121,6 +121,10 @@ class Retriever:
         scores, keys = self.rank(request, k, mode, filters, diverse)
         view = self._view
         papers = view.papers(int(key) for key in keys)
+        # A storage written in place (Milvus) may lose a paper to another process between
+        # the ranking and this lookup: it is left out rather than failing the query.
+        present = np.array([int(key) in papers for key in keys], dtype=bool)
+        scores, keys = scores[present], keys[present]
         dense = (view.vectors(keys) @ request.vector
                  if request.vector is not None and len(keys) else None)
         lexical = (view.lexical_scores(request.text, keys)
