@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -411,3 +412,45 @@ def test_the_corpus_map_is_computed_stored_and_dropped_by_a_write(fresh: SearchE
     assert stored is not None and np.array_equal(stored.keys, computed.keys)
     fresh.add([{"id": "xen", "abstract": "Xenobots are organisms made of frog cells."}])
     assert fresh.corpus_map() is None  # a map always describes its generation's papers
+
+
+def test_queries_never_fail_while_another_process_writes_a_milvus_server_index(
+        tmp_path: Path, seed_data: tuple[list[Paper], np.ndarray]) -> None:
+    """A collection is written in place, so a reader's view sees other processes' adds
+    and removes between its calls (and, rarely, within one): every query must still
+    answer, from the papers there are."""
+    engine = _build("milvus-server", tmp_path, *seed_data)
+    errors: list[BaseException] = []
+    reads = [0]
+    done = threading.Event()
+    queries = ["visual prompting", "graph neural networks", "frog cells", "diffusion"]
+
+    def read() -> None:
+        while not done.is_set():
+            for query in queries:
+                try:
+                    for hits in (engine.search(query, k=10), engine.similar(LORVP, k=10)):
+                        assert all(hit.paper.abstract for hit in hits)
+                    reads[0] += 1
+                except BaseException as exc:  # noqa: BLE001 - collected for the assert
+                    errors.append(exc)
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        xen, back = tmp_path / "xen.jsonl", tmp_path / "back.jsonl"
+        xen.write_text(json.dumps({"id": "xen", "abstract": "Xenobots: frog cells."}))
+        paper = seed_data[0][5]
+        back.write_text(json.dumps({"id": paper.id, "title": paper.title, "year": paper.year,
+                                    "abstract": paper.abstract, "venue": paper.venue,
+                                    "keywords": list(paper.keywords)}))
+        cli = [sys.executable, "-m", "embedsearch.cli"]
+        for _ in range(2):
+            for command in (["add", str(xen)], ["remove", "xen"], ["remove", paper.id],
+                            ["add", str(back)]):
+                subprocess.run([*cli, *command, "--index", str(engine.path), "-q"],
+                               check=True, capture_output=True)
+    finally:
+        done.set()
+        reader.join()
+        engine.close()
+    assert errors == [] and reads[0] >= 20
