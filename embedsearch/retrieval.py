@@ -99,26 +99,45 @@ class Retriever:
     def rank(self, request: Request, k: int, mode: str, filters: Filters | None,
              diverse: bool) -> Ranked:
         """The ranking (scores, keys) truncated to `k`."""
+        return self._rank(request, k, mode, filters, diverse)[0]
+
+    def _rank(self, request: Request, k: int, mode: str, filters: Filters | None,
+              diverse: bool) -> tuple[Ranked, Ranked | None]:
+        """`rank`, and the lexical ranking it drew on, if any: its scores are the hits'
+        BM25 scores, so they are not asked of the storage again (a round trip to Milvus)."""
         depth = max(FUSION_DEPTH, k * (DIVERSE_POOL if diverse else 1))
         view, exclude = self._view, request.exclude
+        lexical: Ranked | None = None
         if mode == "lexical" or request.vector is None:
             if not request.text:
                 raise QueryError("a lexical search needs query text")
-            ranked = view.lexical(request.text, depth, filters, exclude)
+            ranked = lexical = view.lexical(request.text, depth, filters, exclude)
         elif mode == "dense" or not request.text:
             ranked = view.dense(request.vector, depth, filters, exclude)
         else:
-            ranked = fuse(view.lexical(request.text, depth, filters, exclude),
-                          view.dense(request.vector, depth, filters, exclude))
+            lexical = view.lexical(request.text, depth, filters, exclude)
+            ranked = fuse(lexical, view.dense(request.vector, depth, filters, exclude))
         if diverse and len(ranked[1]):
             vectors = view.vectors(ranked[1])
             order = mmr(_relevance(ranked[0], vectors, request.vector), vectors, k)
             ranked = ranked[0][order], ranked[1][order]
-        return ranked[0][:k], ranked[1][:k]
+        return (ranked[0][:k], ranked[1][:k]), lexical
+
+    def _lexical_scores(self, text: str, keys: NDArray[np.int64],
+                        lexical: Ranked | None) -> NDArray[np.float32]:
+        """The BM25 score of each of `keys`: from `lexical` where it ranked them, else
+        asked of the storage (a hybrid hit found by dense search alone)."""
+        known = (dict(zip(lexical[1].tolist(), lexical[0].tolist())) if lexical is not None
+                 else {})
+        missing = np.array([key for key in keys.tolist() if key not in known], np.int64)
+        if len(missing):
+            known.update(zip(missing.tolist(),
+                             self._view.lexical_scores(text, missing).tolist()))
+        return np.array([known[key] for key in keys.tolist()], dtype=np.float32)
 
     def hits(self, request: Request, k: int, mode: str, filters: Filters | None,
              diverse: bool = False, evidence: bool = True) -> list[Hit]:
-        scores, keys = self.rank(request, k, mode, filters, diverse)
+        (scores, keys), lexical_ranking = self._rank(request, k, mode, filters, diverse)
         view = self._view
         papers = view.papers(int(key) for key in keys)
         # A storage written in place (Milvus) may lose a paper to another process between
@@ -127,7 +146,7 @@ class Retriever:
         scores, keys = scores[present], keys[present]
         dense = (view.vectors(keys) @ request.vector
                  if request.vector is not None and len(keys) else None)
-        lexical = (view.lexical_scores(request.text, keys)
+        lexical = (self._lexical_scores(request.text, keys, lexical_ranking)
                    if request.text and mode != "dense" and len(keys) else None)
         found = (find_evidence([papers[int(key)].abstract for key in keys],
                                request.evidence_text, view.words, request.vector,
