@@ -17,13 +17,15 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LEXICAL_FILE", "LexicalIndex", "Tokenizer", "WordStatistics"]
+__all__ = ["LEXICAL_FILE", "WORDS_FILE", "LexicalIndex", "Tokenizer", "WordCounts",
+           "WordStatistics"]
 
 LEXICAL_FILE = "lexical.npz"
 K1, B = 1.2, 0.75
@@ -87,6 +89,26 @@ class WordStatistics(Protocol):
         ...
 
     def __len__(self) -> int: ...
+
+
+def _find(sorted_terms: NDArray[np.uint64],
+          terms: NDArray[np.uint64]) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
+    """For each of `terms`, its position in `sorted_terms` and whether it is there."""
+    if not len(sorted_terms):
+        return np.zeros(len(terms), np.intp), np.zeros(len(terms), bool)
+    where = np.searchsorted(sorted_terms, terms).clip(0, len(sorted_terms) - 1)
+    return where, sorted_terms[where] == terms
+
+
+def _idf(papers: int, sorted_terms: NDArray[np.uint64], df: NDArray[np.int64],
+         terms: NDArray[np.uint64]) -> NDArray[np.float64]:
+    """Lucene's BM25 idf, log1p((N - df + 0.5) / (df + 0.5)), of each of `terms` among
+    `papers` papers, `df[i]` being the document frequency of `sorted_terms[i]`; a term
+    seen nowhere has df 0."""
+    where, known = _find(sorted_terms, terms)
+    found = np.zeros(len(terms))
+    found[known] = df[where][known]
+    return np.log1p((papers - found + 0.5) / (found + 0.5))
 
 
 class _Tokenized:
@@ -177,12 +199,13 @@ class _Postings:
 
     def idf(self, terms: NDArray[np.uint64]) -> NDArray[np.float64]:
         """Lucene's BM25 idf of each term; unknown terms get that of a term seen nowhere."""
-        df = np.zeros(len(terms))
-        if len(self.terms):
-            where = np.searchsorted(self.terms, terms).clip(0, len(self.terms) - 1)
-            known = self.terms[where] == terms
-            df[known] = (self.indptr[where + 1] - self.indptr[where])[known]
-        return np.log1p((len(self.lengths) - df + 0.5) / (df + 0.5))
+        return _idf(len(self.lengths), self.terms, self.df, terms)
+
+    @cached_property
+    def df(self) -> NDArray[np.int64]:
+        """How many rows each of `terms` occurs in (postings are never changed in place:
+        `extend` and `keep` make new ones)."""
+        return self.indptr[1:] - self.indptr[:-1]
 
     def scores(self, query: NDArray[np.uint64]) -> NDArray[np.float32]:
         """BM25 (Lucene's idf, k1=1.2, b=0.75) of every row for the query terms."""
@@ -333,8 +356,7 @@ class WordCounts(_Tokenized):
     def remove(self, texts: Iterable[str]) -> None:
         """Stop counting the papers of `texts` (the very texts they were added with)."""
         terms, df, papers = self._documents(texts)
-        where = np.searchsorted(self._terms, terms).clip(0, max(len(self._terms) - 1, 0))
-        known = (self._terms[where] == terms) if len(self._terms) else np.zeros(len(terms), bool)
+        where, known = _find(self._terms, terms)
         total = self._df.copy()
         total[where[known]] -= df[known]
         live = total > 0
@@ -342,15 +364,8 @@ class WordCounts(_Tokenized):
         self._papers = max(self._papers - papers, 0)
 
     def idf(self, words: Sequence[str]) -> dict[str, float]:
-        """BM25 idf of each (stemmed) word, as `LexicalIndex.idf` weighs it: Lucene's
-        log1p((N - df + 0.5) / (df + 0.5)); a word seen nowhere has df 0."""
-        hashes = self.tokenizer.hashes(words)
-        df = np.zeros(len(hashes))
-        if len(self._terms):
-            where = np.searchsorted(self._terms, hashes).clip(0, len(self._terms) - 1)
-            known = self._terms[where] == hashes
-            df[known] = self._df[where][known]
-        values = np.log1p((self._papers - df + 0.5) / (df + 0.5))
+        """BM25 idf of each (stemmed) word, as `LexicalIndex.idf` weighs it."""
+        values = _idf(self._papers, self._terms, self._df, self.tokenizer.hashes(words))
         return dict(zip(words, (float(v) for v in values)))
 
     def save(self, directory: Path) -> list[str]:
@@ -364,5 +379,3 @@ class WordCounts(_Tokenized):
             return cls(np.asarray(data["terms"], dtype=np.uint64),
                        np.asarray(data["df"], dtype=np.int64), int(data["papers"]))
 
-
-__all__ += ["WORDS_FILE", "WordCounts"]
