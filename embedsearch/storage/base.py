@@ -24,12 +24,13 @@ from numpy.typing import NDArray
 from ..filters import Filters
 from ..layout import IndexDirectory, Lease, Manifest, Staging
 from ..lexical import WordStatistics
-from ..papers import DEFAULT_FIELDS, Paper
+from ..papers import DEFAULT_FIELDS, Paper, embedding_text
 from ..registry import ClassRegistry
 from ..vectors import EXACT_MAX
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "Local", "Ranked", "Storage", "Target",
-           "View", "WordStatistics", "register_storage", "storage_class", "storage_kind"]
+           "View", "WordStatistics", "lexical_texts", "register_storage", "storage_class",
+           "storage_kind"]
 
 #: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
 DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
@@ -47,6 +48,11 @@ def register_storage(kind: str) -> Callable[[type[Storage]], type[Storage]]:
 def storage_kind(manifest: Manifest) -> str:
     """Where `manifest`'s data lives: 'local' unless its `storage` says otherwise."""
     return str(manifest.storage.get("kind", "local"))
+
+
+def lexical_texts(papers: Iterable[Paper], manifest: Manifest) -> list[str]:
+    """What BM25 reads of each paper in the index of `manifest`: its lexical fields."""
+    return [embedding_text(paper, manifest.text["lexical_fields"]) for paper in papers]
 
 
 def storage_class(kind: str) -> type[Storage]:

@@ -21,10 +21,18 @@ from ..errors import PaperNotFoundError
 from ..filters import Filters
 from ..layout import IndexDirectory, Lease, Manifest, Staging
 from ..lexical import LexicalIndex
-from ..papers import Paper, embedding_text, normalise_title
+from ..papers import Paper, normalise_title
 from ..store import STORE_FILE, PaperStore
 from ..vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index, load_index
-from .base import IndexOptions, Ranked, Storage, View, WordStatistics, register_storage
+from .base import (
+    IndexOptions,
+    Ranked,
+    Storage,
+    View,
+    WordStatistics,
+    lexical_texts,
+    register_storage,
+)
 
 __all__ = ["LocalStorage", "LocalView", "Parts", "load_parts"]
 
@@ -148,7 +156,7 @@ class LocalStorage(Storage):
         with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
             keys = store.insert(papers)
         index.add(keys, vectors)
-        parts = Parts(index, LexicalIndex.build(keys, _lexical_texts(papers, manifest)))
+        parts = Parts(index, LexicalIndex.build(keys, lexical_texts(papers, manifest)))
         manifest.index = {**index.meta(), "auto": options.index_type == "auto",
                           "exact_max": options.exact_max, "memory_budget": options.memory_budget}
         manifest.storage = {"kind": self.kind}
@@ -170,7 +178,7 @@ class LocalStorage(Storage):
             papers = [papers[row] for row in fresh]
             keys = store.insert(papers)
         parts.vectors.add(keys, vectors[fresh])
-        parts.lexical.add(keys, _lexical_texts(papers, newest))
+        parts.lexical.add(keys, lexical_texts(papers, newest))
         parts.vectors = _retype(parts.vectors, newest, len(parts.vectors))
         return self._publish(staging, parts, newest)
 
@@ -208,10 +216,6 @@ class LocalStorage(Storage):
         shutil.copyfile(self.directory.files_dir(manifest) / STORE_FILE,
                         staging.dir / STORE_FILE)
         return PaperStore.transaction(staging.dir / STORE_FILE)
-
-
-def _lexical_texts(papers: Sequence[Paper], manifest: Manifest) -> list[str]:
-    return [embedding_text(paper, manifest.text["lexical_fields"]) for paper in papers]
 
 
 def _retype(index: VectorIndex, manifest: Manifest, count: int) -> VectorIndex:

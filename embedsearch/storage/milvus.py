@@ -21,7 +21,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,9 +39,9 @@ from ..errors import (
 )
 from ..layout import IndexDirectory, Lease, Manifest, Staging
 from ..lexical import WordCounts
-from ..papers import Paper, embedding_text
+from ..papers import Paper
 from ..progress import progress_bar
-from .base import IndexOptions, Storage, View, register_storage
+from .base import IndexOptions, Storage, View, lexical_texts, register_storage
 from .milvus_connection import Connection, MilvusError, is_lite, milvus_errors, quietly
 from .milvus_schema import check_index_params, create_collection, paper_of, paper_rows
 from .milvus_view import MilvusView, physical_name
@@ -131,7 +131,7 @@ class MilvusStorage(Storage):
             connection.call("flush", physical)
             connection.call("alter_collection_properties", physical, _properties(manifest))
             connection.call("load_collection", physical)
-            WordCounts.build(_texts(papers, manifest)).save(staging.dir)
+            WordCounts.build(lexical_texts(papers, manifest)).save(staging.dir)
             manifest.index = {"backend": "milvus", "type": "HNSW",
                               "params": {**hnsw, "metric": "IP"}, "lexical": "BM25"}
             manifest.storage = {**settings, "physical": physical}
@@ -190,7 +190,7 @@ class MilvusStorage(Storage):
             for start in range(0, len(rows), _BATCH):
                 result = connection.call("insert", name, rows[start:start + _BATCH])
                 inserted.extend(int(key) for key in result["ids"])
-            words.add(_texts(papers, newest))
+            words.add(lexical_texts(papers, newest))
             words.save(staging.dir)
             return self._publish(staging, newest, connection, words)
         except BaseException:
@@ -209,7 +209,7 @@ class MilvusStorage(Storage):
         removed = [paper_of(row["record"])
                    for row in connection.rows(name, "key", keys, ["key", "record"])]
         words = WordCounts.load(self.directory.files_dir(newest))
-        words.remove(_texts(removed, newest))
+        words.remove(lexical_texts(removed, newest))
         words.save(staging.dir)  # before the delete: a failure here changes nothing
         connection.call("delete", name, ids=keys)
         return self._publish(staging, newest, connection, words)
@@ -225,10 +225,6 @@ class MilvusStorage(Storage):
     def _commit(self, staging: Staging, manifest: Manifest) -> Manifest:
         manifest.software = f"embedsearch {__version__}"
         return self.directory.commit(staging, manifest)
-
-
-def _texts(papers: Iterable[Paper], manifest: Manifest) -> list[str]:
-    return [embedding_text(paper, manifest.text["lexical_fields"]) for paper in papers]
 
 
 def _properties(manifest: Manifest) -> dict[str, str]:
