@@ -51,16 +51,16 @@ class SearchEngine:
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
                  backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  cache: bool = True, verify: bool = True,
-                 milvus_token: str | None = None) -> None:
+                 milvus_token: str | None = None, query_prompt: str | None = None) -> None:
         self._directory = directory
-        self._requested = (model, backend)
+        self._requested = (model, backend, query_prompt)
         self._cache_dir = cache_dir
         self._cache = cache
         self._live = LiveIndex(directory, verify=verify,
                                secrets={"token": milvus_token} if milvus_token else {})
         self._encoder: tuple[dict[str, Any], Encoder] | None = None  # (for model, encoder)
         self._map: tuple[int, CorpusMap | None] | None = None  # (generation, its map)
-        if model is not None or backend is not None:
+        if model is not None or backend is not None or query_prompt is not None:
             self._get_encoder()  # refuse a mismatched encoder now, not at the first query
 
     # -- opening and building ------------------------------------------------------------
@@ -68,17 +68,20 @@ class SearchEngine:
     def open(cls, path: str | os.PathLike[str], *, model: str | None = None,
              backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
              cache: bool = True, verify: bool = True,
-             milvus_token: str | None = None) -> SearchEngine:
+             milvus_token: str | None = None,
+             query_prompt: str | None = None) -> SearchEngine:
         """Open the index at `path`, checking its files (sha256 unless `verify=False`).
 
-        `model` and `backend` name the query encoder; by default the ones that built the
-        index. A different encoder is refused, as its vectors are not comparable.
+        `model`, `backend` and `query_prompt` name the query encoder; by default the ones
+        that built the index (its model, backend and prompts). A different one is
+        refused, as its vectors are not comparable.
         `cache_dir` holds exported models and the embedding cache `add` uses (unless
         `cache=False`). `milvus_token`: for an index served from a Milvus server that
         asks for one (default: the MILVUS_TOKEN environment variable).
         """
         return cls(IndexDirectory(path), model=model, backend=backend, cache_dir=cache_dir,
-                   cache=cache, verify=verify, milvus_token=milvus_token)
+                   cache=cache, verify=verify, milvus_token=milvus_token,
+                   query_prompt=query_prompt)
 
     @classmethod
     def build(
@@ -103,6 +106,8 @@ class SearchEngine:
         wait: float | None = DEFAULT_WAIT,
         executor: Executor | None = None,
         storage: Target = Local(),
+        query_prompt: str | None = None,
+        document_prompt: str | None = None,
     ) -> SearchEngine:
         """Encode `papers` (Paper objects or mappings with at least an abstract) into a
         new index at `out`.
@@ -118,13 +123,19 @@ class SearchEngine:
         Ray cluster with `RayExecutor` (same vectors, same index). `storage`: where the
         vectors, words and papers live: files in `out` (`Local()`, the default) or a
         Milvus collection (`Milvus(uri, collection)`; `out` then holds the manifest).
+        `query_prompt` / `document_prompt`: put before queries / papers' texts; by default
+        the model's own (its sentence-transformers configuration, or its known family's),
+        "" for none. Queries of the index then use its query prompt.
         """
+        records = papers_from_records(papers)
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
-                          cache=cache)
+                          cache=cache, query_prompt=query_prompt,
+                          document_prompt=document_prompt,
+                          job_size=len(records) if vectors is None else 0)
         directory = IndexDirectory(out)
         options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget,
                                tuple(lexical_fields))
-        build_index(directory, papers_from_records(papers), encoder, options, target=storage,
+        build_index(directory, records, encoder, options, target=storage,
                     vectors=vectors, overwrite=overwrite, progress=progress, wait=wait,
                     executor=executor)
         token = storage.secrets().get("token")
@@ -182,9 +193,10 @@ class SearchEngine:
         another model)."""
         model = self._manifest.model
         if self._encoder is None or self._encoder[0] != model:
-            requested, backend = self._requested
+            requested, backend, query_prompt = self._requested
             self._encoder = (model, index_encoder(model, self._directory.path,
                                                   model=requested, backend=backend,
+                                                  query_prompt=query_prompt,
                                                   cache_dir=self._cache_dir, cache=self._cache))
         return self._encoder[1]
 
@@ -303,7 +315,7 @@ class SearchEngine:
             raise QueryError("similar_to_papers needs at least one paper")
         with self._reading():
             found = resolve_examples([*given, *against], self._view,
-                                     lambda texts: self._get_encoder().encode(texts),
+                                     lambda texts: self._get_encoder().encode_documents(texts),
                                      self._manifest.text["fields"])
             vector = example_vector(found.vectors[: len(given)], found.vectors[len(given):])
             request = Request(None, unit(vector), found.matched, example_text(given))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._version import __version__
-from .encoding import Encoder, Executor
+from .encoding import Encoder, Executor, Prompts
 from .errors import IndexIncompatibleError, IndexNotFoundError, InputError
 from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .papers import TEXT_FIELDS, Paper, embedding_text
@@ -45,8 +45,8 @@ def _check_unique(papers: Sequence[Paper]) -> None:
 
 def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
             progress: bool, executor: Executor | None = None) -> np.ndarray:
-    return encoder.encode([embedding_text(paper, fields) for paper in papers], progress=progress,
-                          executor=executor)
+    return encoder.encode_documents([embedding_text(paper, fields) for paper in papers],
+                                    progress=progress, executor=executor)
 
 
 def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper], *,
@@ -60,12 +60,14 @@ def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper],
 
 def check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
     """Refuse vectors made for an index another process has rebuilt differently since."""
+    prompts = [Prompts.from_record(m.model.get("prompts")) for m in (encoded_for, newest)]
     if (encoded_for.model["fingerprint"] != newest.model["fingerprint"]
             or encoded_for.model["backend"] != newest.model["backend"]
+            or not prompts[0].same_as(prompts[1])
             or encoded_for.text["fields"] != newest.text["fields"]):
         raise IndexIncompatibleError(
-            "the index was rebuilt with another model or text fields while these papers "
-            "were being encoded; nothing was added: run the command again")
+            "the index was rebuilt with another model, prompts or text fields while these "
+            "papers were being encoded; nothing was added: run the command again")
 
 
 def build_index(

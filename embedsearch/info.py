@@ -30,6 +30,9 @@ class IndexInfo:
     bytes: int
     #: Where the data lives: {"kind": "local"}, or a Milvus URI and collection.
     storage: dict[str, Any]
+    #: What is put before queries and before papers' texts, and where that came from
+    #: ({"query": "", "document": "", "source": "none"} for a model without prompts).
+    prompts: dict[str, str]
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -63,4 +66,6 @@ def describe(directory: IndexDirectory, manifest: Manifest) -> IndexInfo:
         updated=manifest.updated,
         bytes=sum(int(entry["bytes"]) for entry in manifest.files.values()),
         storage=dict(manifest.storage),
+        prompts={"query": "", "document": "", "source": "none",
+                 **model.get("prompts", {})},
     )

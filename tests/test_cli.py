@@ -207,10 +207,12 @@ def test_bench_quick_runs(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     tables = json.loads(out.read_text())
     assert [t["title"].split()[0] for t in tables] == ["Encoding", "Encoding", "Updating",
-                                                       "Warm", "Index", "Cold"]
+                                                       "Warm", "Index", "Cold", "First"]
     encoding = {row["pipeline"]: row for row in tables[0]["rows"]}
     assert any(name.endswith("(auto)") for name in encoding)
     assert all(row["mean cos"] >= 0.99 for row in encoding.values())
+    plain, first, again = tables[-1]["rows"]
+    assert first["x plain (median of pairs)"] > 0 and again["median s"] < first["median s"]
 
 
 def test_no_command_prints_the_overview(capsys: pytest.CaptureFixture[str]) -> None:

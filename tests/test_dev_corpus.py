@@ -34,7 +34,7 @@ def test_auto_picks_hnsw_and_it_agrees_with_exact_search(dev_index: Path) -> Non
     engine = SearchEngine.open(dev_index)
     assert engine.info().index_type == "hnsw" and len(engine) == COUNT
     titles = [record["title"] for record in dev_records(COUNT)[::20]]
-    queries = engine._get_encoder().encode([str(title) for title in titles])
+    queries = engine._get_encoder().encode_queries([str(title) for title in titles])
     keys = engine._view.keys()
     _, truth = exact_search(engine._view.vectors(keys), keys, queries, 10)
     _, found = engine._view.parts.vectors.search(queries, 10)

@@ -35,13 +35,13 @@ def seed_texts(seed_files: list[Path]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def reference(seed_texts: list[str]) -> np.ndarray:
-    return Encoder(backend="torch", cache=False).encode(seed_texts)
+    return Encoder(backend="torch", cache=False).encode_documents(seed_texts)
 
 
 @pytest.mark.parametrize("backend", EXPORTED)
 def test_backends_agree_with_torch(backend: str, seed_texts: list[str],
                                    reference: np.ndarray) -> None:
-    vectors = Encoder(backend=backend, cache=False).encode(seed_texts)
+    vectors = Encoder(backend=backend, cache=False).encode_documents(seed_texts)
     assert vectors.shape == reference.shape and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     cosines = np.sum(vectors * reference, axis=1)
@@ -55,7 +55,7 @@ def test_backends_agree_with_the_reference_embeddings(backend: str) -> None:
     # The dev folder's vectors are torch float32 (stored as float16) of title. abstract.
     records = dev_records(96)
     texts = [f"{r['title']}. {r['abstract']}" for r in records]
-    vectors = Encoder(backend=backend, cache=False).encode(texts)
+    vectors = Encoder(backend=backend, cache=False).encode_documents(texts)
     cosines = np.sum(vectors * dev_vectors(96), axis=1)
     assert cosines.mean() >= min(MEAN_COSINE.get(backend, 0.9999), 0.999) - 0.0005
     assert cosines.min() >= 0.97
@@ -70,7 +70,7 @@ def test_the_command_line_offers_every_registered_backend() -> None:
 
 def test_queries_and_batches_give_the_same_vectors(seed_texts: list[str]) -> None:
     encoder = Encoder(cache=False)
-    batch = encoder.encode(seed_texts[:8])
+    batch = encoder.encode_documents(seed_texts[:8])
     one_by_one = np.concatenate([encoder.encode_queries([text]) for text in seed_texts[:8]])
     assert np.allclose(batch, one_by_one, atol=2e-3)  # padding changes bf16 rounding only
 
@@ -113,10 +113,10 @@ def test_cache_hits_misses_and_model_change(tmp_path: Path, seed_texts: list[str
     calls: list[int] = []
     real = encoder._backend.encode_batch
     monkeypatch.setattr(encoder._backend, "encode_batch",
-                        lambda texts: calls.append(len(texts)) or real(texts))
-    first = encoder.encode(seed_texts[:10])
+                        lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
+    first = encoder.encode_documents(seed_texts[:10])
     assert sum(calls) == 10
-    again = encoder.encode(seed_texts[:12])  # 10 hits, 2 misses
+    again = encoder.encode_documents(seed_texts[:12])  # 10 hits, 2 misses
     assert sum(calls) == 12 and np.array_equal(again[:10], first)
     assert EmbeddingCache(tmp_path).stats().vectors == 12
     # A different model (here: the bundled one reading 128 tokens) shares nothing.
@@ -171,9 +171,9 @@ os.kill(os.getpid(), signal.SIGKILL)  # dies inside the transaction
 
 
 def _counting(method: Callable[..., np.ndarray], calls: list[int]) -> Callable[..., np.ndarray]:
-    def counted(self: object, texts: list[str]) -> np.ndarray:
+    def counted(self: object, texts: list[str], **options: str) -> np.ndarray:
         calls.append(len(texts))
-        return method(self, texts)
+        return method(self, texts, **options)
 
     return counted
 

@@ -40,12 +40,12 @@ def test_search_finds_the_paper_by_meaning(seed_engine: SearchEngine) -> None:
 def test_scores_are_cosine_similarities(seed_engine: SearchEngine,
                                         seed_files: list[Path]) -> None:
     papers = {paper.id: paper for paper in read_papers(seed_files)}
-    encoder = Encoder()
+    encoder = Encoder(backend=seed_engine.info().encoder_backend)
     query = "offline preference-based reinforcement learning"
     hits = seed_engine.search(query, k=38, mode="dense")
     assert len(hits) == 38 and len({hit.paper.id for hit in hits}) == 38
     texts = [embedding_text(papers[hit.paper.id]) for hit in hits]
-    vectors = encoder.encode([query] + texts)
+    vectors = encoder.encode_documents([query] + texts)
     expected = vectors[1:] @ vectors[0]
     assert np.allclose([hit.score for hit in hits], expected, atol=1e-4)
     assert np.allclose([hit.dense_score for hit in hits], expected, atol=1e-4)

@@ -25,7 +25,7 @@ def test_given_vectors_index_like_encoded_ones(seed_files: list[Path], seed_engi
     papers = list(read_papers(seed_files))
     encoder = Encoder()
     # Stored as float16 and scaled, as published embeddings may be: renormalised on build.
-    given = (encoder.encode([embedding_text(p) for p in papers]) * 3).astype(np.float16)
+    given = (encoder.encode_documents([embedding_text(p) for p in papers]) * 3).astype(np.float16)
     build_index(IndexDirectory(tmp_path / "index"), papers, encoder, vectors=given)
     engine = SearchEngine.open(tmp_path / "index")
     assert engine.info().model == seed_engine.info().model

@@ -364,7 +364,7 @@ TEXTS = ["Sparse autoencoders find interpretable features.",
 def _reference() -> np.ndarray:
     encoder = Encoder(backend="torch", cache=False)
     try:
-        return encoder.encode(TEXTS)
+        return encoder.encode_documents(TEXTS)
     finally:
         encoder.close()
 
@@ -372,7 +372,7 @@ def _reference() -> np.ndarray:
 def _cached_encode(cache_dir: Path) -> np.ndarray:
     encoder = Encoder(backend="torch", cache_dir=cache_dir)
     try:
-        return encoder.encode(TEXTS)
+        return encoder.encode_documents(TEXTS)
     finally:
         encoder.close()
 

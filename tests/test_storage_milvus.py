@@ -70,7 +70,7 @@ def corpus(seed_files: list[Path]) -> Corpus:
                                   keywords=("even",) if i % 2 == 0 else ("odd", "Prime"))
               for i, p in enumerate(read_papers(seed_files))]
     encoder = Encoder(backend="torch", cache=False)  # no export to a fresh cache: 5 s, not 30
-    vectors = encoder.encode([embedding_text(p) for p in papers])
+    vectors = encoder.encode_documents([embedding_text(p) for p in papers])
     return Corpus(papers, vectors, encoder.record(), encoder)
 
 

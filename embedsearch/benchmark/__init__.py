@@ -3,8 +3,10 @@
 Sections: encoding throughput and quality per backend against the naive pipeline; what
 batch size and length sorting are worth; the cost of adding 1% new papers against a
 full build; warm query latency at the dev corpus' size; every index type at a million
-vectors; cold start of the CLI; and, asked for by name (each needs its extra), a local
-build against a `--ray` one, and the dev index in local files against Milvus Lite.
+vectors; cold start of the CLI; the first search on a fresh machine against plain
+sentence-transformers; and, asked for by name (each needs its extra), a local
+build against a `--ray` one, the dev index in local files against Milvus Lite, and
+encoding on a GPU against the CPU default.
 Ratios are measured side by side in the same run.
 `--quick` shrinks every section to a smoke test.
 """
@@ -24,6 +26,7 @@ from ..devset import DevSet, default_dev_dir
 from ..encoding import backend_names
 from .coldstart import coldstart_table
 from .encoding import encoding_table
+from .firstsearch import first_search_table
 from .latency import build_stored_index, latency_table
 from .pipeline import pipeline_table
 from .report import Table
@@ -32,9 +35,9 @@ from .updates import updates_table
 
 __all__ = ["main", "parser"]
 
-SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart")
+SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart", "first-search")
 #: Sections run only when named in --sections.
-OPTIONAL_SECTIONS = ("ray", "milvus")
+OPTIONAL_SECTIONS = ("ray", "milvus", "gpu")
 
 
 @dataclass
@@ -47,15 +50,19 @@ class Settings:
     queries: int = 500
     scale: int = 1_000_000
     runs: int = 5
+    first_search_runs: int = 5
     index_types: str = "flat,hnsw,ivf,ivfpq"
     ray_papers: int = 4000
     ray_rounds: int = 3
     milvus_papers: int = 0  # 0: the whole dev corpus
+    gpu_papers: int = 0  # 0: the whole dev corpus
+    gpu_cpu_papers: int = 4000
 
 
 _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
-                  scale=20_000, runs=2, index_types="flat,hnsw,ivf", ray_papers=200,
-                  ray_rounds=1, milvus_papers=3000)
+                  scale=20_000, runs=2, first_search_runs=1, index_types="flat,hnsw,ivf",
+                  ray_papers=200, ray_rounds=1, milvus_papers=3000, gpu_papers=2000,
+                  gpu_cpu_papers=200)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
@@ -67,7 +74,7 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (CI)")
     p.add_argument("--sections", default=",".join(SECTIONS),
                    help="comma-separated subset of: " + ", ".join(SECTIONS + OPTIONAL_SECTIONS)
-                        + " (ray and milvus only when named)")
+                        + " (ray, milvus and gpu only when named)")
     p.add_argument("--papers", type=int, help="papers encoded per backend (full: 2000)")
     p.add_argument("--update-papers", type=int, help="index size for the update section "
                                                      "(full: 20000)")
@@ -79,12 +86,18 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
     p.add_argument("--backends", default=",".join(backend_names()),
                    help="encoder backends compared (default: all)")
     p.add_argument("--runs", type=int, help="cold-start runs (full: 5)")
+    p.add_argument("--first-search-runs", type=int, help="first-search runs, each from an "
+                                                         "empty cache (full: 5)")
     p.add_argument("--ray-papers", type=int, help="papers built locally and with --ray "
                                                   "(full: 4000)")
     p.add_argument("--ray-rounds", type=int, help="alternating rounds of the ray section "
                                                   "(full: 3)")
     p.add_argument("--milvus-papers", type=int, help="papers in the milvus section's "
                                                      "indexes (full: all 79,509)")
+    p.add_argument("--gpu-papers", type=int, help="papers encoded on the GPU (full: all "
+                                                  "79,509)")
+    p.add_argument("--gpu-cpu-papers", type=int, help="papers the CPU default encodes beside "
+                                                      "the GPU (full: 4000)")
     p.add_argument("--json", metavar="FILE", help="also write every table to FILE as JSON")
     return p
 
@@ -130,6 +143,9 @@ def run(args: argparse.Namespace) -> list[Table]:
         if "coldstart" in sections:
             began = time.perf_counter()
             emit(coldstart_table(index_dir, settings.runs), began)
+        if "first-search" in sections:
+            began = time.perf_counter()
+            emit(first_search_table(settings.first_search_runs), began)
         if "ray" in sections:
             from .ray_encoding import ray_table  # imports Ray: only when asked for
 
@@ -141,6 +157,11 @@ def run(args: argparse.Namespace) -> list[Table]:
             began = time.perf_counter()
             emit(milvus_table(devset, Path(folder), settings.milvus_papers or None,
                               settings.queries), began)
+        if "gpu" in sections:
+            from .gpu import gpu_table
+
+            began = time.perf_counter()
+            emit(gpu_table(devset, settings.gpu_papers, settings.gpu_cpu_papers), began)
     return tables
 
 

@@ -51,11 +51,11 @@ class _Naive:
         hf_logging.disable_progress_bar()
         self.model = SentenceTransformer(str(resolve_model().path), device="cpu")
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(list(texts), batch_size=32, normalize_embeddings=True)
         return np.asarray(vectors, dtype=np.float32)
 
-    encode_queries = encode
+    encode_queries = encode_documents
 
 
 def _mrr(papers: Sequence[Paper], vectors: np.ndarray, queries: np.ndarray,
@@ -79,14 +79,14 @@ def encoding_table(devset: DevSet, count: int, backends: Sequence[str]) -> Table
         pipelines[name + (" (auto)" if name == auto else "")] = Encoder(backend=name,
                                                                        cache=False)
     for pipeline in pipelines.values():
-        pipeline.encode(texts[:8])  # load, compile, warm up
+        pipeline.encode_documents(texts[:8])  # load, compile, warm up
     vectors = {name: np.zeros((len(texts), 384), np.float32) for name in pipelines}
     seconds: dict[str, list[float]] = {name: [] for name in pipelines}
     bounds = np.linspace(0, len(texts), _ROUNDS + 1).astype(int)
     for low, high in zip(bounds[:-1], bounds[1:]):
         for name, pipeline in pipelines.items():
             start = time.perf_counter()
-            vectors[name][low:high] = pipeline.encode(texts[low:high])
+            vectors[name][low:high] = pipeline.encode_documents(texts[low:high])
             seconds[name].append(time.perf_counter() - start)
     table = Table(f"Encoding {len(texts)} dev papers (title + abstract)",
                   ["pipeline", "papers/s", "x naive (median of rounds)", "mean cos", "min cos",

@@ -26,14 +26,14 @@ def _seconds(encoder: Encoder, texts: Sequence[str], batch: int, ordered: bool) 
         list(range(len(texts)))
     start = time.perf_counter()
     for offset in range(0, len(order), batch):
-        encoder._backend.encode_batch([texts[i] for i in order[offset : offset + batch]])
+        encoder.encode_document_batch([texts[i] for i in order[offset : offset + batch]])
     return time.perf_counter() - start
 
 
 def pipeline_table(devset: DevSet, count: int, rounds: int = 4) -> Table:
     texts = [embedding_text(p) for p in devset.papers[:count]]
     encoder = Encoder(cache=False)
-    encoder.encode(texts[:16])
+    encoder.encode_documents(texts[:16])
     default = (f"sorted, batch {encoder.batch_size} (default)", encoder.batch_size, True)
     settings = [default, (f"corpus order, batch {encoder.batch_size}", encoder.batch_size,
                           False)]

@@ -33,7 +33,8 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
 
     options = {"backend": getattr(args, "backend", None), "cache_dir": args.cache_dir,
                "cache": not getattr(args, "no_cache", False),
-               "milvus_token": getattr(args, "milvus_token", None)}
+               "milvus_token": getattr(args, "milvus_token", None),
+               "query_prompt": getattr(args, "query_prompt", None)}
     if args.index is None:
         if not (DEFAULT_INDEX / "manifest.json").exists():
             _say(args, f"Building the default index of the bundled ICLR 2025 sample in "
@@ -65,10 +66,23 @@ def _collection_name(folder: str) -> str:
 def _executor(args: argparse.Namespace) -> Any:
     """`--ray [ADDRESS]`'s executor, to use in a `with` (it stops what it started)."""
     if args.ray is None:
+        if args.ray_gpus is not None:
+            raise InputError("--ray-gpus places encoding actors on a Ray cluster's GPUs: "
+                             "give --ray too")
         return nullcontext(None)
     from ..encoding.executors import RayExecutor
 
-    return RayExecutor(args.ray)
+    return RayExecutor(args.ray, gpus_per_actor=args.ray_gpus or 0.0)
+
+
+def _backend(args: argparse.Namespace) -> str:
+    """--backend, which --ray-gpus makes cuda (the actors encode on their GPUs)."""
+    if not args.ray_gpus:
+        return str(args.backend)
+    if args.backend not in ("auto", "cuda"):
+        raise InputError(f"--ray-gpus encodes with the cuda backend, not {args.backend}: "
+                         "drop --backend or give --backend cuda")
+    return "cuda"
 
 
 def _shape(args: argparse.Namespace) -> str:
@@ -112,15 +126,20 @@ def build(args: argparse.Namespace) -> None:
             lexical_fields=lexical,
             exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
             memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
-            backend=args.backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
+            backend=_backend(args), batch_size=args.batch_size, cache_dir=args.cache_dir,
             cache=not args.no_cache, wait=args.wait, executor=executor,
-            storage=_storage(args),
+            storage=_storage(args), query_prompt=args.query_prompt,
+            document_prompt=args.document_prompt,
         )
         if executor is not None:
             _say(args, executor.stats.summary())
     info = engine.info()
+    prompts = info.prompts
+    prompted = (f", query prompt {prompts['query']!r}, document prompt "
+                f"{prompts['document']!r} ({prompts['source']})"
+                if prompts["query"] or prompts["document"] else "")
     _say(args, f"Indexed {info.count} papers into {info.path} ({info.index_type}, "
-               f"{info.model}, backend {info.encoder_backend}).")
+               f"{info.model}, backend {info.encoder_backend}{prompted}).")
 
 
 def search(args: argparse.Namespace) -> None:
@@ -183,6 +202,10 @@ def info(args: argparse.Namespace) -> None:
 
 def add(args: argparse.Namespace) -> None:
     engine = _open(args)
+    if args.ray_gpus and engine.info().encoder_backend != "cuda":
+        raise InputError(f"--ray-gpus: {engine.path} was built with backend "
+                         f"{engine.info().encoder_backend}, and added papers must be encoded "
+                         "as it was; build the index with --backend cuda to add on GPUs")
     before = len(engine)
     with _executor(args) as executor:
         added = engine.add_files(args.inputs, format=args.format, progress=_progress(args),

@@ -146,6 +146,7 @@ def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) ->
         ("papers", f"{summary.count}"),
         ("model", f"{summary.model} ({summary.encoder_backend}, {summary.dim}-d, "
                   f"fingerprint {summary.fingerprint[:12]})"),
+        ("prompts", _prompts(summary.prompts)),
         ("embedded", " + ".join(summary.fields)),
         ("vector index", f"{summary.index_type} ({params})"),
         ("stored in", _stored_in(summary.storage)),
@@ -156,6 +157,13 @@ def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) ->
     ]
     for label, value in rows:
         out.write(f"{label:>13}: {value}\n")
+
+
+def _prompts(prompts: dict[str, str]) -> str:
+    if not (prompts.get("query") or prompts.get("document")):
+        return "none (texts are encoded as they are)"
+    return (f"query {prompts.get('query', '')!r}, document {prompts.get('document', '')!r} "
+            f"(from {prompts.get('source', 'the user')})")
 
 
 def _stored_in(storage: dict[str, object]) -> str:

@@ -1,8 +1,9 @@
 """The encoder backend interface and the registry that maps a backend name to it.
 
-A backend turns one batch of texts into L2-normalised float32 vectors. `torch` runs the
-model through sentence-transformers and is the reference; the exported backends run a
-local ONNX export of the same model. A new backend is one module here with a
+A backend turns one batch of texts into L2-normalised float32 vectors, each text read as
+a query or a document with that role's prompt before it. `torch` runs the model through
+sentence-transformers and is the reference; `cuda` is the same on a GPU in float16; the
+exported backends run a local ONNX export of the same model. A new backend is one module here with a
 `Backend` subclass decorated by `register_backend`.
 """
 
@@ -19,6 +20,7 @@ from numpy.typing import NDArray
 from ..errors import ModelError
 from ..registry import ClassRegistry
 from .models import ModelSpec
+from .prompts import Role
 
 __all__ = ["Backend", "backend_class", "backend_names", "register_backend"]
 
@@ -53,6 +55,10 @@ class Backend(ABC):
         self.cache_root = cache_root
         self.threads = threads
 
+    def preferred_batch_size(self) -> int:
+        """Texts per batch when the user names none (a GPU sizes it to its free memory)."""
+        return self.batch_size
+
     @property
     @abstractmethod
     def dim(self) -> int:
@@ -64,8 +70,10 @@ class Backend(ABC):
         """Tokens read per text; longer texts are cut."""
 
     @abstractmethod
-    def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Unit vectors of `texts`, one row each."""
+    def encode_batch(self, texts: Sequence[str], *, role: Role = "document",
+                     prompt: str = "") -> NDArray[np.float32]:
+        """Unit vectors of `texts`, one row each, as sentence-transformers'
+        `encode_query` (role "query") or `encode_document` would give them with `prompt`."""
 
 
 def normalise(vectors: NDArray[np.floating]) -> NDArray[np.float32]:

@@ -1,5 +1,11 @@
 """`--backend auto`: the fastest backend whose vectors agree with the torch reference.
 
+A CUDA GPU, when torch sees one, wins outright. On a CPU the fastest backends need
+preparing once per model and machine (int8 calibration, timed rounds: about 35 s),
+which only a large job repays (`worth_preparing`). A smaller job runs on the model's
+float32 ONNX export (`quick_backend`), which needs only the export; once the fast
+backends are prepared every job uses them.
+
 Each candidate encodes the bundled sample abstracts, in turns with the others, three
 times; one that agrees with torch float32 (mean cosine >= 0.99, none below 0.97) and is
 fastest in its best round wins; of backends within 10% of each other's speed, the one
@@ -10,6 +16,7 @@ versions, so it is measured once.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -25,9 +32,12 @@ import numpy as np
 from ..bundled import sample_abstracts
 from ..fs import write_atomic
 from .base import Backend, backend_class, backend_names
+from .cuda_backend import cuda_devices
+from .export import ensure_export
 from .models import ModelSpec
 
-__all__ = ["MIN_COSINE", "MIN_MEAN_COSINE", "choose_backend", "pick_backend"]
+__all__ = ["MIN_COSINE", "MIN_MEAN_COSINE", "PREPARE_AT", "choose_backend", "cpu_backend",
+           "pick_backend", "quick_backend", "worth_preparing"]
 
 MIN_MEAN_COSINE = 0.99
 MIN_COSINE = 0.97
@@ -36,6 +46,8 @@ ROUNDS = 3
 #: Backends at least this share of the fastest one's speed count as equally fast.
 SPEED_TIE = 0.9
 _FILE = "backends.json"
+#: Texts a job must encode before `auto` prepares the fast backends; see `worth_preparing`.
+PREPARE_AT = 1500
 _log = logging.getLogger("embedsearch")
 
 
@@ -66,10 +78,11 @@ def _encode(backend: Backend, texts: Sequence[str]) -> tuple[np.ndarray, float]:
 
 def _load(spec: ModelSpec, cache_root: Path, threads: int,
           texts: Sequence[str]) -> tuple[dict[str, Backend], dict[str, Any]]:
-    """Every backend that loads (warmed up: compiled, first batch run), and why others failed."""
+    """Every CPU backend that loads (warmed up: compiled, first batch run), and why others
+    failed (cuda is not a CPU backend: on a CPU it is torch under another name)."""
     loaded: dict[str, Backend] = {}
     failed: dict[str, Any] = {}
-    for name in backend_names():
+    for name in [name for name in backend_names() if name != "cuda"]:
         try:
             backend = backend_class(name)(spec, cache_root=cache_root, threads=threads)
             backend.encode_batch(texts[:4])
@@ -109,6 +122,38 @@ def _measure(spec: ModelSpec, cache_root: Path, threads: int) -> dict[str, Any]:
     return results
 
 
+def worth_preparing(texts: int | None, prepare_at: int = PREPARE_AT) -> bool:
+    """Whether a job of `texts` texts repays preparing the fast backends (None: unknown,
+    as for an `Encoder` made without a job size, which prepares as it always did).
+
+    The break-even, measured here (2 cores, bundled MiniLM, `embedsearch bench
+    --sections first-search`): preparing costs about 40 s, torch encodes about 19
+    abstracts/s and openvino-bf16 about 60, so the fast backend saves 36 ms a text and
+    catches up after ~1,100 texts; PREPARE_AT rounds that up, since a job just past it
+    gains nothing yet and the next one gains anyway once prepared.
+    """
+    return texts is None or texts >= prepare_at
+
+
+def quick_backend(spec: ModelSpec, cache_root: Path) -> str:
+    """What a small job runs on before the fast backends are prepared: onnx, the float32
+    export (checked against torch when it is made, cosine >= 0.9999), else torch.
+
+    Not torch itself, although torch needs no export: importing torch and
+    sentence-transformers and loading the model takes ~5 s in every process, so each
+    later search of a torch-built index took 5.5 s here; the export costs those 5 s
+    once (6.5 s), and a search of the index then takes 0.6 s.
+    """
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "torch"
+    try:
+        ensure_export(spec, cache_root, "fp32")
+    except Exception as exc:  # an unusual model the exporter does not handle
+        _log.debug("no float32 export of %s (%s); using torch", spec.name, exc)
+        return "torch"
+    return "onnx"
+
+
 def pick_backend(results: dict[str, Any]) -> str:
     """The most faithful agreeing backend among those within SPEED_TIE of the fastest.
 
@@ -123,11 +168,25 @@ def pick_backend(results: dict[str, Any]) -> str:
                                         agreeing[name]["per_second"]))
 
 
-def choose_backend(spec: ModelSpec, cache_root: Path, threads: int) -> str:
-    """The backend `auto` means for `spec` on this machine (measured once, then read)."""
+def choose_backend(spec: ModelSpec, cache_root: Path, threads: int,
+                   texts: int | None = None) -> str:
+    """The backend `auto` means for `spec` on this machine and a job of `texts` texts:
+    cuda with a GPU, else `cpu_backend`."""
+    if cuda_devices():
+        return "cuda"
+    return cpu_backend(spec, cache_root, threads, texts)
+
+
+def cpu_backend(spec: ModelSpec, cache_root: Path, threads: int,
+                texts: int | None = None) -> str:
+    """The CPU backend for a job of `texts` texts: the measured verdict once measured;
+    else `quick_backend` for a job too small to repay measuring (`worth_preparing`), or
+    measure now and keep the verdict."""
     path = cache_root / _FILE
     key = f"{spec.fingerprint[:16]}:{_machine()}:{threads}"
     verdicts: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    if key not in verdicts and not worth_preparing(texts):
+        return quick_backend(spec, cache_root)
     if key not in verdicts:
         _log.info("Measuring which encoder backend is fastest on this machine (once)...")
         results = _measure(spec, cache_root, threads)

@@ -1,12 +1,14 @@
 """`Encoder`: texts in, unit vectors out, through a chosen backend and the embedding cache.
 
-Bulk encoding sorts texts by length so each batch pads little, asks the cache first and
-stores what it computes batch by batch. Queries skip the cache: one short text costs a
-millisecond or two to encode, less than keeping the cache warm on a read path.
+Documents and queries are encoded each with its own prompt (`prompts`), as the model's
+authors meant. Documents sort by length so each batch pads little, ask the cache first
+and store what is computed batch by batch. Queries skip the cache: one short text costs
+a millisecond or two to encode, less than keeping the cache warm on a read path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,6 +24,7 @@ from .cache import DEFAULT_MAX_BYTES, EmbeddingCache, default_cache_dir
 from .calibrate import choose_backend
 from .executors import Executor, LocalExecutor
 from .models import ModelSpec, resolve_model
+from .prompts import Prompts, resolve_prompts
 
 __all__ = ["DEFAULT_BACKEND", "Encoder", "index_encoder"]
 
@@ -33,9 +36,12 @@ _CHUNK = 256
 class Encoder:
     """Turns texts into L2-normalised float32 vectors (cosine = inner product).
 
-    `backend` is torch (the reference), onnx, onnx-int8, openvino, openvino-bf16,
-    openvino-int8, or auto: the fastest that agrees with torch on this machine. Models
-    load on first use.
+    `backend` is torch (the reference), cuda (torch on a GPU, float16), onnx,
+    onnx-int8, openvino, openvino-bf16, openvino-int8, or auto: cuda when torch sees a
+    GPU, else the fastest that agrees with torch on this machine, once prepared; a job
+    of fewer than `calibrate.PREPARE_AT` texts (`job_size`) starts on torch rather than
+    waiting for that preparation. `query_prompt` / `document_prompt` override the
+    model's own prompts ("" for none). Models load on first use.
     """
 
     def __init__(
@@ -48,19 +54,36 @@ class Encoder:
         cache_dir: str | os.PathLike[str] | None = None,
         cache: bool = True,
         max_cache_bytes: int = DEFAULT_MAX_BYTES,
+        query_prompt: str | None = None,
+        document_prompt: str | None = None,
+        job_size: int | None = None,
     ) -> None:
         self.spec = model if isinstance(model, ModelSpec) else resolve_model(model)
+        self.prompts: Prompts = resolve_prompts(self.spec.name, self.spec.path,
+                                                query=query_prompt, document=document_prompt)
         self.cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
         self.threads = threads or os.cpu_count() or 1
         name = backend
         if backend == "auto":
-            name = choose_backend(self.spec, self.cache_root, self.threads)
+            name = self._auto(job_size)
         self._backend: Backend = backend_class(name)(self.spec, cache_root=self.cache_root,
                                                      threads=self.threads)
-        self.batch_size = batch_size or self._backend.batch_size
+        self._batch_size = batch_size
         self._use_cache = cache
         self._max_cache_bytes = max_cache_bytes
         self._cache: EmbeddingCache | None = None
+
+    def _auto(self, job_size: int | None) -> str:
+        # Only torch knows where a prompt ends for a model that pools without it.
+        if (self.prompts.query or self.prompts.document) and not self.spec.layout(
+        ).include_prompt:
+            return "torch"
+        return choose_backend(self.spec, self.cache_root, self.threads, job_size)
+
+    @property
+    def batch_size(self) -> int:
+        """Texts per backend call: as given, else the backend's best."""
+        return self._batch_size or self._backend.preferred_batch_size()
 
     @property
     def backend(self) -> str:
@@ -78,11 +101,18 @@ class Encoder:
     def record(self) -> dict[str, Any]:
         """How an index manifest names this encoder; a query encoder must match it."""
         return {"name": self.spec.name, "fingerprint": self.spec.fingerprint,
-                "backend": self.backend, "dim": self.dim, "max_seq_length": self.max_seq_length}
+                "backend": self.backend, "dim": self.dim, "max_seq_length": self.max_seq_length,
+                "prompts": self.prompts.record()}
 
     def _namespace(self) -> str:
-        """What a cached vector depends on besides its text (known without loading)."""
-        return f"{self.spec.fingerprint}:{self.backend}:{self.spec.layout().max_seq_length}"
+        """What a cached document vector depends on besides its text (known without
+        loading): the document prompt too, so a vector made under one prompt is never
+        served for another (none adds nothing, keeping vectors cached before prompts)."""
+        namespace = f"{self.spec.fingerprint}:{self.backend}:{self.spec.layout().max_seq_length}"
+        if self.prompts.document:
+            digest = hashlib.sha256(self.prompts.document.encode()).hexdigest()[:16]
+            namespace += f":document-prompt={digest}"
+        return namespace
 
     def _embedding_cache(self) -> EmbeddingCache | None:
         if self._use_cache and self._cache is None:
@@ -90,13 +120,21 @@ class Encoder:
         return self._cache
 
     def encode_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Vectors of a few query texts, without the cache."""
-        return self._backend.encode_batch(list(texts))
+        """Vectors of a few queries, with the query prompt, in one batch, without the
+        cache."""
+        return self._backend.encode_batch(list(texts), role="query", prompt=self.prompts.query)
 
-    def encode(self, texts: Sequence[str], *, progress: bool = False,
-               executor: Executor | None = None) -> NDArray[np.float32]:
-        """Vectors of `texts`, one row each: cached ones read, the rest computed (by
-        `executor`, default this process) and cached as they arrive."""
+    def encode_document_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Vectors of one batch of documents, with the document prompt, without the cache
+        (what an executor runs; `encode_documents` is the whole job)."""
+        return self._backend.encode_batch(list(texts), role="document",
+                                          prompt=self.prompts.document)
+
+    def encode_documents(self, texts: Sequence[str], *, progress: bool = False,
+                         executor: Executor | None = None) -> NDArray[np.float32]:
+        """Vectors of documents (papers' texts), one row each, with the document prompt:
+        cached ones read, the rest computed (by `executor`, default this process) and
+        cached as they arrive."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         cache = self._embedding_cache()
         namespace = self._namespace()
@@ -130,11 +168,12 @@ class Encoder:
 
 def index_encoder(built: Mapping[str, Any], index: Path, *,
                   model: str | ModelSpec | None = None, backend: str | None = None,
+                  query_prompt: str | None = None,
                   cache_dir: str | os.PathLike[str] | None = None,
                   cache: bool = True) -> Encoder:
     """The query encoder of the index at `index`, which `built` (its manifest's model
-    record) encoded: that model and backend unless others are named, and those refused
-    unless their vectors are comparable (same fingerprint, same backend)."""
+    record) encoded: that model, backend and prompts unless others are named, and those
+    refused unless their vectors are comparable (same fingerprint, backend, prompts)."""
     name = model or built["name"]
     spec = name if isinstance(name, ModelSpec) else resolve_model(name)
     backend = backend or str(built["backend"])
@@ -145,4 +184,11 @@ def index_encoder(built: Mapping[str, Any], index: Path, *,
             f"{spec.short()} on backend {backend}; their vectors are not comparable: omit "
             "--model/--backend to use the index's own encoder, or rebuild the index with "
             "this one")
-    return Encoder(spec, backend=backend, cache_dir=cache_dir, cache=cache)
+    prompts = Prompts.from_record(built.get("prompts"))
+    if query_prompt is not None and query_prompt != prompts.query:
+        raise IndexIncompatibleError(
+            f"index {index} was built for queries prefixed {prompts.query!r}, not "
+            f"{query_prompt!r}; omit --query-prompt to use the index's own, or rebuild the "
+            "index with --query-prompt")
+    return Encoder(spec, backend=backend, cache_dir=cache_dir, cache=cache,
+                   query_prompt=prompts.query, document_prompt=prompts.document)

@@ -67,7 +67,7 @@ class LocalExecutor(Executor):
             for start in range(chunk, stop, encoder.batch_size):
                 end = min(start + encoder.batch_size, stop)
                 yield (np.arange(start, end, dtype=np.int64),
-                       encoder.encode_queries(texts[start:end]))  # one backend batch
+                       encoder.encode_document_batch(texts[start:end]))
 
 
 @dataclass
@@ -127,20 +127,26 @@ class RayExecutor(Executor):
     or "host:port" join a running cluster. `actors` defaults to the cluster's CPUs over
     `threads_per_actor`, each actor reserving that many CPUs and running its backend on
     that many threads (Ray sets OMP_NUM_THREADS to match): one each keeps thread pools
-    from fighting over cores. Ray starts on the first texts to encode, so a build the
-    cache answers whole never starts it. Close the executor (or use it in a `with`) to
-    stop what it started.
+    from fighting over cores. `gpus_per_actor` > 0 reserves that share of a GPU for
+    each actor (Ray places them on the cluster's GPU nodes), and `actors` then defaults
+    to the cluster's GPUs over it; the encoder's backend should then be cuda. Ray
+    starts on the first texts to encode, so a build the cache answers whole never
+    starts it. Close the executor (or use it in a `with`) to stop what it started.
     """
 
     def __init__(self, address: str | None = None, *, actors: int | None = None,
-                 threads_per_actor: int = 1, init_options: Mapping[str, Any] | None = None
-                 ) -> None:
+                 threads_per_actor: int = 1, gpus_per_actor: float = 0.0,
+                 init_options: Mapping[str, Any] | None = None) -> None:
         self._ray = _import_ray()
         self.address = _check_address(address)
         if actors is not None and actors < 1 or threads_per_actor < 1:
             raise ConfigurationError("--ray: actors and threads per actor must be at least 1")
+        if not 0 <= gpus_per_actor <= 8:
+            raise ConfigurationError("--ray-gpus: GPUs per actor must be between 0 and 8 "
+                                     "(a fraction such as 0.5 shares a GPU)")
         self.actors = actors
         self.threads_per_actor = threads_per_actor
+        self.gpus_per_actor = gpus_per_actor
         self._init_options = dict(init_options or {})
         self._owned = False
         self.stats = RayStats()
@@ -182,6 +188,13 @@ class RayExecutor(Executor):
     def _pool_size(self) -> int:
         if self.actors:
             return self.actors
+        if self.gpus_per_actor:
+            gpus = float(self._ray.cluster_resources().get("GPU", 0))
+            if gpus < self.gpus_per_actor:
+                raise ConfigurationError(
+                    f"--ray-gpus {self.gpus_per_actor:g}: the Ray cluster has {gpus:g} GPUs; "
+                    "start its GPU nodes with `ray start ... --num-gpus N`, or drop --ray-gpus")
+            return max(1, int(gpus // self.gpus_per_actor))
         cpus = float(self._ray.cluster_resources().get("CPU", 1))
         return max(1, int(cpus // self.threads_per_actor))
 
@@ -195,7 +208,7 @@ class RayExecutor(Executor):
         encoded = dataset.map_batches(
             _EncodeActor, batch_size=encoder.batch_size, batch_format="numpy",
             compute=self._ray.data.ActorPoolStrategy(size=actors),
-            num_cpus=self.threads_per_actor,
+            num_cpus=self.threads_per_actor, num_gpus=self.gpus_per_actor or None,
             fn_constructor_kwargs=self._actor_arguments(encoder))
         self.stats.sent += len(texts)
         self.stats.jobs += 1
@@ -226,7 +239,8 @@ class RayExecutor(Executor):
         return {"name": encoder.spec.name, "path": str(encoder.spec.path),
                 "fingerprint": encoder.spec.fingerprint, "backend": encoder.backend,
                 "threads": self.threads_per_actor,
-                "cache_dir": str(encoder.cache_root) if local else None}
+                "cache_dir": str(encoder.cache_root) if local else None,
+                "prompts": encoder.prompts.record()}
 
     def _count(self, batch: Mapping[str, Any]) -> None:
         workers, counts = np.unique(batch["worker"], return_counts=True)
@@ -280,16 +294,17 @@ class _EncodeActor:
     """One Ray Data actor: an `Encoder` without a cache, batch in, vectors out."""
 
     def __init__(self, name: str, path: str, fingerprint: str, backend: str, threads: int,
-                 cache_dir: str | None) -> None:
+                 cache_dir: str | None, prompts: dict[str, str]) -> None:
         from .encoder import Encoder
 
         spec = _worker_spec(name, path, fingerprint)
         self._encoder = Encoder(spec, backend=backend, threads=threads, cache=False,
-                                cache_dir=cache_dir)
+                                cache_dir=cache_dir, query_prompt=prompts["query"],
+                                document_prompt=prompts["document"])
         self._worker = f"{socket.gethostname()}:{os.getpid()}"
 
     def __call__(self, batch: dict[str, NDArray[Any]]) -> dict[str, NDArray[Any]]:
-        vectors = self._encoder.encode_queries([str(text) for text in batch["text"]])
+        vectors = self._encoder.encode_document_batch([str(text) for text in batch["text"]])
         count = len(vectors)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
         return {"row": batch["row"], "vector": vectors,

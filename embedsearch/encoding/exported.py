@@ -10,9 +10,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import ModelError
 from .base import Backend, normalise
 from .export import ensure_export
 from .graph import ExportedModel
+from .prompts import Role
 from .tokens import Tokens
 
 __all__ = ["ExportedBackend"]
@@ -43,7 +45,15 @@ class ExportedBackend(Backend):
     def max_seq_length(self) -> int:
         return self.export.max_seq_length
 
-    def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
+    def encode_batch(self, texts: Sequence[str], *, role: Role = "document",
+                     prompt: str = "") -> NDArray[np.float32]:
+        # sentence-transformers puts the prompt before the text and pools over both,
+        # unless the model's pooling leaves the prompt out, which only it can do.
+        if prompt and not self.spec.layout().include_prompt:
+            raise ModelError(
+                f"model {self.spec.name} pools without its prompt's tokens, which only the "
+                "torch and cuda backends reproduce: use --backend torch")
+        texts = [prompt + text for text in texts] if prompt else texts
         return normalise(self._run(self._runner, self._tokens(texts)))
 
     @abstractmethod

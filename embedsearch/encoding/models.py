@@ -38,6 +38,9 @@ class ModelLayout:
     max_seq_length: int
     lowercase: bool
     modules: tuple[str, ...]
+    #: False when pooling leaves a prompt's tokens out (sentence-transformers' Pooling
+    #: `include_prompt`): only the torch backend knows where a prompt ends.
+    include_prompt: bool = True
 
     def supported_for_export(self) -> str | None:
         """None if the exported backends can run this model, else why not."""
@@ -125,16 +128,22 @@ def fingerprint(path: Path) -> str:
 def _layout(path: Path) -> ModelLayout:
     kinds = tuple(str(m.get("type", "")).rsplit(".", 1)[-1] for m in _modules(path))
     pooling = "mean"
+    include_prompt = True
     for module in _modules(path):
         if str(module.get("type", "")).endswith("Pooling"):
             config = json.loads((path / str(module["path"]) / "config.json").read_text())
+            include_prompt = bool(config.get("include_prompt", True))
+            if isinstance(config.get("pooling_mode"), str):  # as sentence-transformers 6 saves
+                pooling = config["pooling_mode"]
+                continue
             modes = [key for key, on in config.items() if key.startswith("pooling_mode") and on]
             pooling = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}.get(
                 modes[0] if len(modes) == 1 else "", "+".join(modes) or "none")
     settings_file = path / "sentence_bert_config.json"
     settings = json.loads(settings_file.read_text()) if settings_file.is_file() else {}
     return ModelLayout(pooling, int(settings.get("max_seq_length") or 512),
-                       bool(settings.get("do_lower_case")), kinds or ("Transformer", "Pooling"))
+                       bool(settings.get("do_lower_case")), kinds or ("Transformer", "Pooling"),
+                       include_prompt)
 
 
 def resolve_model(name: str | os.PathLike[str] | None = None) -> ModelSpec:

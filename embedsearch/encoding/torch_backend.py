@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from ..errors import ModelError
 from .base import Backend, normalise, register_backend
+from .prompts import Role
 
 __all__ = ["TorchBackend"]
 
@@ -19,6 +20,14 @@ __all__ = ["TorchBackend"]
 @register_backend("torch")
 class TorchBackend(Backend):
     """sentence-transformers' own encode: what every other backend is held against."""
+
+    def _device(self) -> str:
+        """Where the model runs (`cuda` overrides this)."""
+        return "cpu"
+
+    def _prepared(self, model: Any) -> Any:
+        """The loaded model made ready for its device (`cuda` halves it)."""
+        return model
 
     @cached_property
     def _model(self) -> Any:
@@ -32,10 +41,13 @@ class TorchBackend(Backend):
             raise ModelError(f"cannot import the torch backend's libraries: {exc}") from None
         hf_logging.disable_progress_bar()
         torch.set_num_threads(self.threads)
+        device = self._device()
         try:
-            return SentenceTransformer(str(self.spec.path), device="cpu", local_files_only=True)
+            model = SentenceTransformer(str(self.spec.path), device=device,
+                                        local_files_only=True)
         except Exception as exc:
             raise ModelError(f"cannot load model {self.spec.path}: {exc}") from None
+        return self._prepared(model)
 
     @property
     def dim(self) -> int:
@@ -50,7 +62,14 @@ class TorchBackend(Backend):
     def max_seq_length(self) -> int:
         return int(self._model.max_seq_length)
 
-    def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        vectors = self._model.encode(list(texts), batch_size=len(texts), show_progress_bar=False,
-                                     normalize_embeddings=True, convert_to_numpy=True)
+    def encode_batch(self, texts: Sequence[str], *, role: Role = "document",
+                     prompt: str = "") -> NDArray[np.float32]:
+        # encode_query / encode_document with the prompt given explicitly ("" for none):
+        # the configuration's own default prompt never adds itself behind our back, and
+        # a model that routes queries and documents differently gets its role.
+        model = self._model
+        encode = model.encode_query if role == "query" else model.encode_document
+        vectors = encode(list(texts), prompt=prompt, batch_size=len(texts),
+                         show_progress_bar=False, normalize_embeddings=True,
+                         convert_to_numpy=True)
         return normalise(vectors)
