@@ -59,6 +59,12 @@ def _assert_same_vectors(index: Path, reference: Path) -> None:
     assert min(cosines) >= 0.9999
 
 
+def _backend(index: Path) -> str:
+    """The backend an index was built with: `auto` may choose another once the fast
+    backends are prepared by an earlier test, so builds compared with it name it."""
+    return str(json.loads((index / "manifest.json").read_text())["model"]["backend"])
+
+
 def _manifest(index: Path) -> dict[str, object]:
     """The manifest less its times and file digests (float noise changes the vectors')."""
     loaded = json.loads((index / "manifest.json").read_text())
@@ -70,7 +76,8 @@ def _manifest(index: Path) -> dict[str, object]:
 def test_a_ray_build_is_the_local_build(ray_instance: None, seed_index: Path,
                                         seed_files: list[Path], tmp_path: Path,
                                         cli: Callable[..., CliResult]) -> None:
-    result = cli("build", *seed_files, "--out", tmp_path / "ray", "--ray", "--no-cache")
+    result = cli("build", *seed_files, "--out", tmp_path / "ray", "--ray", "--no-cache",
+                 "--backend", _backend(seed_index))
     assert result.code == 0, result.err
     assert "Ray: 38 texts encoded by" in result.err
     _assert_same_vectors(tmp_path / "ray", seed_index)
@@ -82,7 +89,8 @@ def test_a_ray_add_is_the_local_add(ray_instance: None, seed_index: Path,
                                     seed_files: list[Path], tmp_path: Path,
                                     cli: Callable[..., CliResult]) -> None:
     first, second = seed_files
-    SearchEngine.build_from_files(tmp_path / "index", [first]).close()
+    SearchEngine.build_from_files(tmp_path / "index", [first],
+                                  backend=_backend(seed_index)).close()
     result = cli("add", second, "--index", tmp_path / "index", "--ray", "--no-cache")
     assert result.code == 0, result.err
     assert "Added 19 papers" in result.err and "Ray: 19 texts" in result.err
@@ -127,6 +135,24 @@ def test_an_address_that_is_not_one_is_refused(seed_files: list[Path], tmp_path:
     assert result.code == 1
     assert "is not a Ray address" in result.err and len(result.err.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
+
+
+@needs_ray
+def test_ray_gpus_are_checked_before_anything_runs(ray_instance: None, seed_files: list[Path],
+                                                   tmp_path: Path,
+                                                   cli: Callable[..., CliResult]) -> None:
+    out = tmp_path / "x"
+    cases = [
+        (["--ray-gpus", "1"], "give --ray too"),
+        (["--ray", "--ray-gpus", "1", "--backend", "onnx"], "encodes with the cuda backend"),
+        (["--ray", "--ray-gpus", "9"], "between 0 and 8"),
+        # The module's Ray instance has CPUs only: no actor could be placed.
+        (["--ray", "--ray-gpus", "1", "--no-cache"], "the Ray cluster has 0 GPUs"),
+    ]
+    for options, message in cases:
+        result = cli("build", seed_files[0], "--out", out, *options)
+        assert result.code == 1 and message in result.err, (options, result.err)
+        assert len(result.err.strip().splitlines()) == 1 and not out.exists()
 
 
 def test_without_ray_the_option_says_how_to_install_it(seed_files: list[Path],

@@ -72,7 +72,13 @@ def _executor(args: argparse.Namespace) -> Any:
         return nullcontext(None)
     from ..encoding.executors import RayExecutor
 
-    return RayExecutor(args.ray, gpus_per_actor=args.ray_gpus or 0.0)
+    executor = RayExecutor(args.ray, gpus_per_actor=args.ray_gpus or 0.0)
+    try:
+        executor.check_gpus()
+    except BaseException:
+        executor.close()  # stop the Ray instance it started to look
+        raise
+    return executor
 
 
 def _backend(args: argparse.Namespace) -> str:
@@ -119,6 +125,7 @@ def build(args: argparse.Namespace) -> None:
 
     fields = [name.strip() for name in args.fields.split(",") if name.strip()]
     lexical = [name.strip() for name in args.lexical_fields.split(",") if name.strip()]
+    backend = _backend(args)
     with _executor(args) as executor:
         engine = SearchEngine.build_from_files(
             args.out, args.inputs, format=args.format, model=args.model,
@@ -126,7 +133,7 @@ def build(args: argparse.Namespace) -> None:
             lexical_fields=lexical,
             exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
             memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
-            backend=_backend(args), batch_size=args.batch_size, cache_dir=args.cache_dir,
+            backend=backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
             cache=not args.no_cache, wait=args.wait, executor=executor,
             storage=_storage(args), query_prompt=args.query_prompt,
             document_prompt=args.document_prompt,

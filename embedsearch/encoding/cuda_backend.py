@@ -97,14 +97,10 @@ class CudaBackend(TorchBackend):
     """sentence-transformers on the first CUDA GPU, float16, batches sized to its memory."""
 
     _limit: int = MAX_BATCH
+    _warned: bool = False
 
     def _device(self) -> str:
-        if cuda_devices():
-            return "cuda"
-        _log.warning("no CUDA GPU is visible to torch (is a CUDA build of torch installed? "
-                     "see README, 'Encoding on a GPU'); the cuda backend runs on the CPU "
-                     "in float32")
-        return "cpu"
+        return "cuda" if cuda_devices() else "cpu"
 
     def _prepared(self, model: Any) -> Any:
         return model.half() if str(model.device).startswith("cuda") else model
@@ -126,6 +122,13 @@ class CudaBackend(TorchBackend):
     def encode_batch(self, texts: Sequence[str], *, role: Role = "document",
                      prompt: str = "") -> NDArray[np.float32]:
         if not self.on_gpu:
+            # Said when texts are encoded here, not when the model loads: a Ray driver
+            # loads it only to know its vectors' size, and its actors have the GPUs.
+            if not self._warned:
+                _log.warning("no CUDA GPU is visible to torch (is a CUDA build of torch "
+                             "installed? see README, 'Encoding on a GPU'); the cuda backend "
+                             "runs on the CPU in float32")
+                self._warned = True
             return super().encode_batch(texts, role=role, prompt=prompt)
         import torch
 

@@ -185,16 +185,26 @@ class RayExecutor(Executor):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def check_gpus(self) -> None:
+        """With `gpus_per_actor`, connect and refuse a cluster without that many GPUs, so
+        a build fails before reading and loading anything rather than at encoding."""
+        if self.gpus_per_actor:
+            self.start()
+            self._gpus()
+
+    def _gpus(self) -> float:
+        gpus = float(self._ray.cluster_resources().get("GPU", 0))
+        if gpus < self.gpus_per_actor:
+            raise ConfigurationError(
+                f"--ray-gpus {self.gpus_per_actor:g}: the Ray cluster has {gpus:g} GPUs; "
+                "start its GPU nodes with `ray start ... --num-gpus N`, or drop --ray-gpus")
+        return gpus
+
     def _pool_size(self) -> int:
         if self.actors:
             return self.actors
         if self.gpus_per_actor:
-            gpus = float(self._ray.cluster_resources().get("GPU", 0))
-            if gpus < self.gpus_per_actor:
-                raise ConfigurationError(
-                    f"--ray-gpus {self.gpus_per_actor:g}: the Ray cluster has {gpus:g} GPUs; "
-                    "start its GPU nodes with `ray start ... --num-gpus N`, or drop --ray-gpus")
-            return max(1, int(gpus // self.gpus_per_actor))
+            return max(1, int(self._gpus() // self.gpus_per_actor))
         cpus = float(self._ray.cluster_resources().get("CPU", 1))
         return max(1, int(cpus // self.threads_per_actor))
 
