@@ -22,6 +22,7 @@ from embedsearch.encoding import Encoder, ModelSpec, RayExecutor
 from embedsearch.errors import ModelError
 from embedsearch.indexing import build_index
 from embedsearch.layout import IndexDirectory
+from embedsearch.papers import embedding_text
 from embedsearch.readers import read_papers
 
 from .conftest import REPO, CliResult, snapshot
@@ -82,6 +83,23 @@ def test_a_ray_build_is_the_local_build(ray_instance: None, seed_index: Path,
     assert "Ray: 38 texts encoded by" in result.err
     _assert_same_vectors(tmp_path / "ray", seed_index)
     assert _manifest(tmp_path / "ray") == _manifest(seed_index)
+
+
+@needs_ray
+def test_ray_workers_encode_with_the_index_prompts(ray_instance: None, seed_files: list[Path],
+                                                   tmp_path: Path,
+                                                   cli: Callable[..., CliResult]) -> None:
+    prompts = ["--document-prompt", "passage: ", "--query-prompt", "query: ",
+               "--backend", "torch", "--no-cache"]
+    assert cli("build", *seed_files, "--out", tmp_path / "local", *prompts).code == 0
+    result = cli("build", *seed_files, "--out", tmp_path / "ray", "--ray", *prompts)
+    assert result.code == 0, result.err
+    _assert_same_vectors(tmp_path / "ray", tmp_path / "local")
+    assert _manifest(tmp_path / "ray") == _manifest(tmp_path / "local")
+    # ...and the prompt reached the workers: without it the vectors differ.
+    first = read_papers(seed_files)[0]
+    plain = Encoder(backend="torch", cache=False).encode_documents([embedding_text(first)])[0]
+    assert float(_vectors(tmp_path / "ray")[first.id] @ plain) < 0.9999
 
 
 @needs_ray
