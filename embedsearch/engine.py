@@ -27,6 +27,7 @@ from .indexing import (
     IndexOptions,
     attach_map,
     build_index,
+    check_abstracts,
     check_same_encoding,
     encode_papers,
 )
@@ -108,6 +109,7 @@ class SearchEngine:
         storage: Target = Local(),
         query_prompt: str | None = None,
         document_prompt: str | None = None,
+        allow_title_only: bool = False,
     ) -> SearchEngine:
         """Encode `papers` (Paper objects or mappings with at least an abstract) into a
         new index at `out`.
@@ -126,8 +128,11 @@ class SearchEngine:
         `query_prompt` / `document_prompt`: put before queries / papers' texts; by default
         the model's own (its sentence-transformers configuration, or its known family's),
         "" for none. Queries of the index then use its query prompt.
+        `allow_title_only`: index papers without an abstract (`Paper.title_only`) on
+        their titles; by default they are refused.
         """
         records = papers_from_records(papers)
+        check_abstracts(records, allow_title_only)
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                           cache=cache, query_prompt=query_prompt,
                           document_prompt=document_prompt,
@@ -317,7 +322,10 @@ class SearchEngine:
             found = resolve_examples([*given, *against], self._view,
                                      lambda texts: self._get_encoder().encode_documents(texts),
                                      self._manifest.text["fields"])
-            vector = example_vector(found.vectors[: len(given)], found.vectors[len(given):])
+            split = len(given)
+            vector = example_vector(found.vectors[:split], found.vectors[split:],
+                                    positive_weights=found.weights[:split],
+                                    negative_weights=found.weights[split:])
             request = Request(None, unit(vector), found.matched, example_text(given))
             return Hits(self._retriever().hits(request, k, "dense", filters,
                                                diverse, evidence))
@@ -368,15 +376,17 @@ class SearchEngine:
     # -- writing ---------------------------------------------------------------------------
     def add(self, papers: Iterable[Paper | Mapping[str, Any]], *,
             progress: bool = False, wait: float | None = DEFAULT_WAIT,
-            executor: Executor | None = None) -> int:
+            executor: Executor | None = None, allow_title_only: bool = False) -> int:
         """Encode and add the papers whose ids are new; returns how many were added.
 
         Papers already in the index (by id) are left as they are and not re-encoded. They
         are encoded before the writers' lock is taken, then added to the newest generation
         (skipping any another process added meanwhile); `wait` bounds the wait for the
-        lock in seconds (None: no bound), then IndexBusyError. `executor` as for `build`.
+        lock in seconds (None: no bound), then IndexBusyError. `executor` and
+        `allow_title_only` as for `build`.
         """
         records = papers_from_records(papers)
+        check_abstracts(records, allow_title_only)
         with self._reading():
             known = self._view.keys_of(paper.id for paper in records)
             new = [paper for paper in records if paper.id not in known]

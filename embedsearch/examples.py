@@ -5,11 +5,14 @@ may not hold. Each given paper is matched to the index by id, else by its normal
 title (case folded, punctuation and spaces collapsed, so "Attention Is All You Need."
 and "attention is all you need" are one paper); a matched paper uses its stored vector
 (no encoding, and it is never returned), and the others are encoded together in one
-batch, as the index embedded its own papers.
+batch, as the index embedded its own papers. A bibliography entry without an abstract
+(`Paper.title_only`) the index does not hold is encoded from its title and weighs
+`TITLE_ONLY_WEIGHT` in the mean, as a title says less of a paper than its abstract.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -19,20 +22,33 @@ from numpy.typing import NDArray
 from .papers import Paper, embedding_text, normalise_title
 from .storage import View
 
-__all__ = ["NEGATIVE_WEIGHT", "Examples", "example_text", "example_vector", "match_keys",
-           "resolve_examples"]
+__all__ = ["NEGATIVE_WEIGHT", "TITLE_ONLY_WEIGHT", "Examples", "example_text",
+           "example_vector", "match_keys", "resolve_examples"]
 
 #: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
 NEGATIVE_WEIGHT = 0.5
+#: The weight of an example encoded from its title alone, against 1 for one with an
+#: abstract or stored in the index; see `title_only_weight` for how it was chosen.
+TITLE_ONLY_WEIGHT = 0.5
+_log = logging.getLogger("embedsearch")
 
 
-def example_vector(positives: NDArray[np.float32],
-                   negatives: NDArray[np.float32]) -> NDArray[np.float32]:
-    """The direction of "like these, unlike those": the mean of the positive vectors
-    minus NEGATIVE_WEIGHT times the mean of the negative ones (none: nothing taken)."""
-    vector: NDArray[np.float32] = positives.mean(0)
+def _mean(vectors: NDArray[np.float32], weights: NDArray[np.float32] | None
+          ) -> NDArray[np.float32]:
+    if weights is None:
+        return np.asarray(vectors.mean(0), dtype=np.float32)
+    return np.asarray((vectors * weights[:, None]).sum(0) / weights.sum(), dtype=np.float32)
+
+
+def example_vector(positives: NDArray[np.float32], negatives: NDArray[np.float32], *,
+                   positive_weights: NDArray[np.float32] | None = None,
+                   negative_weights: NDArray[np.float32] | None = None
+                   ) -> NDArray[np.float32]:
+    """The direction of "like these, unlike those": the (weighted) mean of the positive
+    vectors minus NEGATIVE_WEIGHT times that of the negative ones (none: nothing taken)."""
+    vector = _mean(positives, positive_weights)
     if len(negatives):
-        vector = vector - NEGATIVE_WEIGHT * negatives.mean(0)
+        vector = vector - NEGATIVE_WEIGHT * _mean(negatives, negative_weights)
     return vector
 
 
@@ -43,9 +59,11 @@ def example_text(papers: Sequence[Paper]) -> str:
 
 @dataclass(frozen=True)
 class Examples:
-    """Given papers as vectors: one row per paper, and the index keys of those matched."""
+    """Given papers as vectors: one row per paper, each row's weight in their mean, and
+    the index keys of those matched."""
 
     vectors: NDArray[np.float32]
+    weights: NDArray[np.float32]
     matched: NDArray[np.int64]
 
 
@@ -75,5 +93,11 @@ def resolve_examples(papers: Sequence[Paper], view: View,
     new = [i for i, key in enumerate(keys) if key is None]
     if new:
         out[new] = encode([embedding_text(papers[i], fields) for i in new])
+    weights = np.ones(len(papers), dtype=np.float32)
+    titles_only = [i for i in new if papers[i].title_only]
+    weights[titles_only] = TITLE_ONLY_WEIGHT
     matched = np.array(sorted({key for key in keys if key is not None}), dtype=np.int64)
-    return Examples(out, matched)
+    _log.info("Examples: %d given, %d found in the index, %d encoded from abstracts, %d from "
+              "titles alone.", len(papers), len(known), len(new) - len(titles_only),
+              len(titles_only))
+    return Examples(out, weights, matched)

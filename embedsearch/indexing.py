@@ -22,7 +22,8 @@ from .projection import MAP_FILE, CorpusMap, save_map
 from .storage import DEFAULT_LEXICAL_FIELDS, IndexOptions, Local, Target, storage_class
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "attach_map", "build_index",
-           "check_fields", "check_same_encoding", "encode_papers", "newest_generation"]
+           "check_abstracts", "check_fields", "check_same_encoding", "encode_papers",
+           "newest_generation"]
 
 
 def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
@@ -33,6 +34,18 @@ def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, 
         raise InputError(f"{option}: expected some of {', '.join(TEXT_FIELDS)}, got "
                          f"{', '.join(chosen) or 'nothing'}")
     return chosen
+
+
+def check_abstracts(papers: Sequence[Paper], allow_title_only: bool) -> None:
+    """Refuse papers without an abstract unless `allow_title_only`: an index is of
+    abstracts, and a title says far less of a paper."""
+    missing = [paper.id for paper in papers if paper.title_only]
+    if missing and not allow_title_only:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5
+                                          else "")
+        raise InputError(f"{len(missing)} of the papers have no abstract ({shown}); the index "
+                         "is of abstracts: --allow-title-only (allow_title_only=True) indexes "
+                         "them on their titles")
 
 
 def _check_unique(papers: Sequence[Paper]) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 __all__ = [
     "DEFAULT_FIELDS",
     "TEXT_FIELDS",
+    "TITLE_ONLY_FIELDS",
     "Paper",
     "derive_id",
     "derive_title",
@@ -25,6 +26,9 @@ __all__ = [
 #: Fields that can be embedded; title + abstract is what the bundled embeddings use.
 TEXT_FIELDS = ("title", "abstract", "tldr", "keywords")
 DEFAULT_FIELDS: tuple[str, ...] = ("title", "abstract")
+#: What a paper without an abstract is encoded from (scripts/title_only_study.py
+#: measured what else a bibliography entry's fields add to its title).
+TITLE_ONLY_FIELDS: tuple[str, ...] = ("title", "keywords")
 _SEPARATOR = ". "
 _TITLE_CHARS = 120
 
@@ -51,6 +55,12 @@ class Paper:
     url: str = ""
     tldr: str = ""
     primary_area: str = ""
+
+    @property
+    def title_only(self) -> bool:
+        """A bibliography entry without an abstract, known by its title (and keywords,
+        venue): usable as an example, and indexed only when asked (`--allow-title-only`)."""
+        return not self.abstract
 
     def to_dict(self) -> dict[str, object]:
         """The paper as JSON-ready plain data (lists, not tuples)."""
@@ -100,8 +110,11 @@ def embedding_text(paper: Paper, fields: Sequence[str] = DEFAULT_FIELDS) -> str:
     """The text the encoder sees for `paper`: the chosen fields joined by '. '.
 
     A derived title repeats the abstract's first sentence, so it is left out: it would
-    only give that sentence double weight.
+    only give that sentence double weight. A title-only paper is its title (and
+    keywords, see `TITLE_ONLY_FIELDS`), whatever the fields, since it has nothing else.
     """
+    if paper.title_only:
+        fields = TITLE_ONLY_FIELDS
     parts: list[str] = []
     for name in fields:
         if name == "title" and paper.title_derived:

@@ -39,7 +39,7 @@ def _log_to_stderr(*, quiet: bool) -> None:
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
         logger.propagate = False  # libraries that configure the root logger would echo it
-    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger.setLevel(logging.ERROR if quiet else logging.INFO)
 
 
 def _delegate(command: str, argv: list[str]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -91,6 +92,23 @@ def _backend(args: argparse.Namespace) -> str:
     return "cuda"
 
 
+def _read(args: argparse.Namespace, files: list[str], *, title_only: bool) -> Any:
+    """The papers of `files` as --format, --strict say (a `Bibliography`)."""
+    from ..readers import read_bibliography
+
+    return read_bibliography(files, getattr(args, "format", None), title_only=title_only,
+                             strict=args.strict)
+
+
+def _write_report(args: argparse.Namespace, *found: Any) -> None:
+    """--report FILE: every skipped and title-only entry of what was read, as JSON."""
+    if args.report:
+        from ..fs import write_atomic
+
+        entries = [entry for bibliography in found for entry in bibliography.report()]
+        write_atomic(Path(args.report), json.dumps(entries, indent=2, ensure_ascii=False))
+
+
 def _shape(args: argparse.Namespace) -> str:
     """How hits are printed: text, jsonl (also --json), bibtex or csv."""
     return "jsonl" if args.json else args.output_format or "text"
@@ -126,9 +144,11 @@ def build(args: argparse.Namespace) -> None:
     fields = [name.strip() for name in args.fields.split(",") if name.strip()]
     lexical = [name.strip() for name in args.lexical_fields.split(",") if name.strip()]
     backend = _backend(args)
+    found = _read(args, args.inputs, title_only=args.allow_title_only)
+    _write_report(args, found)
     with _executor(args) as executor:
-        engine = SearchEngine.build_from_files(
-            args.out, args.inputs, format=args.format, model=args.model,
+        engine = SearchEngine.build(
+            args.out, found.papers, allow_title_only=args.allow_title_only, model=args.model,
             index_type=args.index_type, index_params=args.index_param, fields=fields,
             lexical_fields=lexical,
             exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
@@ -175,8 +195,11 @@ def similar(args: argparse.Namespace) -> None:
     options = {"filters": _filters(args), "diverse": args.diverse,
                "evidence": not args.no_evidence}
     if args.from_files or args.not_from:
-        papers = example_papers(engine, ids, args.from_files)
-        negatives = example_papers(engine, args.negative or [], args.not_from)
+        given = _read(args, args.from_files or [], title_only=True)
+        against = _read(args, args.not_from or [], title_only=True)
+        _write_report(args, given, against)
+        papers = example_papers(engine, ids, given.papers)
+        negatives = example_papers(engine, args.negative or [], against.papers)
         hits = engine.similar_to_papers(papers, args.k, negatives=negatives, **options)
         ids = [paper.id for paper in papers]
     else:
@@ -214,9 +237,11 @@ def add(args: argparse.Namespace) -> None:
                          f"{engine.info().encoder_backend}, and added papers must be encoded "
                          "as it was; build the index with --backend cuda to add on GPUs")
     before = len(engine)
+    found = _read(args, args.inputs, title_only=args.allow_title_only)
+    _write_report(args, found)
     with _executor(args) as executor:
-        added = engine.add_files(args.inputs, format=args.format, progress=_progress(args),
-                                 wait=args.wait, executor=executor)
+        added = engine.add(found.papers, allow_title_only=args.allow_title_only,
+                           progress=_progress(args), wait=args.wait, executor=executor)
         if executor is not None:
             _say(args, executor.stats.summary())
     _say(args, f"Added {added} papers ({before} before, {len(engine)} now); "

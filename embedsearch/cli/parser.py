@@ -159,6 +159,19 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
                              ".gz; CSL-JSON, arXiv and OpenAlex records are recognised")
     parser.add_argument("--format", choices=_FORMATS,
                         help="read every INPUT as this format instead of by extension")
+    parser.add_argument("--allow-title-only", action="store_true",
+                        help="index bibliography entries that have no abstract on their "
+                             "titles (default: skip them, with a warning)")
+    _add_reading_checks(parser)
+
+
+def _add_reading_checks(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a file with a malformed entry (a missing brace, a cut RIS "
+                             "entry) instead of skipping that entry with a warning")
+    parser.add_argument("--report", metavar="FILE",
+                        help="write every skipped or title-only entry (file, line, entry, "
+                             "reason) to FILE as JSON")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"embedsearch {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true",
-                        help="no progress bars or messages on stderr")
+                        help="no progress bars, messages or warnings on stderr (errors "
+                             "still print)")
     common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     _add_cache_dir(common)
     # No COMMAND prints the overview (commands.overview) rather than argparse's bare
@@ -253,10 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
     similar.add_argument("--from", dest="from_files", action="append", metavar="FILE",
                          help="papers like those of FILE (any input format: .bib, .jsonl, "
                               ".csv, ...), in the index or not: those the index holds (same "
-                              "id or title) are never returned, the others are encoded "
-                              "(repeatable)")
+                              "id or title) are never returned, the others are encoded, "
+                              "entries without an abstract from their titles (repeatable)")
     similar.add_argument("--not-from", dest="not_from", action="append", metavar="FILE",
                          help="papers unlike those of FILE (repeatable)")
+    _add_reading_checks(similar)
     _add_query_options(similar)
     similar.set_defaults(run=run.similar)
 

@@ -47,9 +47,6 @@ def read_ids(sources: Sequence[str]) -> list[str]:
 
 
 def example_papers(engine: SearchEngine, ids: Sequence[str],
-                   files: Sequence[str] | None) -> list[Paper]:
-    """The papers of the index with `ids`, then those of `files` (any input format)."""
-    from ..readers import read_papers
-
-    papers = [engine.get(paper_id) for paper_id in ids]
-    return papers + (read_papers([Path(name) for name in files]) if files else [])
+                   papers: Sequence[Paper]) -> list[Paper]:
+    """The papers of the index with `ids`, then `papers` (read from --from files)."""
+    return [engine.get(paper_id) for paper_id in ids] + list(papers)

@@ -9,17 +9,25 @@ reader with `base.register_format`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
 from ..papers import Paper
 from . import arxiv, bibtex, csljson, csvfile, jsonarray, jsonl, openalex, ris, text  # noqa: F401
-from .base import FormatSpec, Located, format_for, formats
+from .base import FormatSpec, Located, Skipped, format_for, formats
 
 # The imports above register each format (and layout); bibtexparser, rispy and pylatexenc
 # are imported only when a file of theirs is read.
-__all__ = ["FormatSpec", "formats", "iter_papers", "read_papers"]
+__all__ = ["Bibliography", "FormatSpec", "Skipped", "formats", "iter_papers",
+           "read_bibliography", "read_papers"]
+
+_log = logging.getLogger("embedsearch.readers")
+#: Entries named in a warning before "and N more".
+_SHOWN = 5
+_NO_ABSTRACT = "no abstract (title only)"
 
 
 def _check_file(path: Path) -> None:
@@ -31,28 +39,129 @@ def _check_file(path: Path) -> None:
         raise InputError("the file is empty", path=path)
 
 
-def iter_papers(paths: Iterable[str | Path], format: str | None = None) -> Iterator[Located]:
-    """(paper, "file:line") for every record of every file, in order, validated."""
+def _names(entries: list[Skipped]) -> str:
+    shown = ", ".join(entry.label for entry in entries[:_SHOWN])
+    more = f" and {len(entries) - _SHOWN} more" if len(entries) > _SHOWN else ""
+    return shown + more
+
+
+def _summary(path: Path, skipped: list[Skipped]) -> str:
+    """Every kind of problem of one file in one line: counts and the first few."""
+    parts = []
+    missing = [entry for entry in skipped if entry.reason == _NO_ABSTRACT]
+    if missing:
+        parts.append(f"skipped {len(missing)} {'entry' if len(missing) == 1 else 'entries'} "
+                     f"without an abstract: {_names(missing)}")
+    malformed = [entry for entry in skipped if entry.malformed]
+    if malformed:
+        first = malformed[0]
+        parts.append(f"skipped {len(malformed)} malformed "
+                     f"{'entry' if len(malformed) == 1 else 'entries'}: {_names(malformed)} "
+                     f"(first: {first.reason})")
+    other = [entry for entry in skipped if entry not in missing and entry not in malformed]
+    if other:
+        parts.append(f"skipped {len(other)} {'entry' if len(other) == 1 else 'entries'} "
+                     f"with neither abstract nor title: {_names(other)}")
+    return f"{path}: " + "; ".join(parts)
+
+
+def _finish_file(path: Path, spec: FormatSpec, kept: int, skipped: list[Skipped],
+                 title_only: bool) -> None:
+    """Warn of what one file's reading passed over, or refuse a file that gave nothing."""
+    if kept:
+        if skipped:
+            hint = ("" if title_only or not any(e.reason == _NO_ABSTRACT for e in skipped)
+                    else " (--allow-title-only indexes entries on their titles)")
+            _log.warning("%s%s", _summary(path, skipped), hint)
+        return
+    if not skipped:
+        raise InputError(f"no papers found (read as {spec.name}: {spec.description})",
+                         path=path)
+    if any(entry.reason == _NO_ABSTRACT for entry in skipped):
+        raise InputError(
+            f"none of its {len(skipped)} entries has an abstract ({_names(skipped)}); the "
+            "index is of abstracts: --allow-title-only indexes them on their titles (as "
+            "examples, `similar --from` uses them as they are)", path=path)
+    first = skipped[0]
+    raise InputError(f"no papers could be read: {first.reason} (entry {first.label})"
+                     + (f"; and {len(skipped) - 1} more skipped" if len(skipped) > 1 else ""),
+                     path=path, line=first.line)
+
+
+def _title_only(path: Path, paper: Paper, place: str) -> Skipped:
+    """A title-only paper left out, named as the user finds it: "key (line 24)"."""
+    position = place[len(str(path)):].lstrip(":").strip()  # "24" or "record 3"
+    line = int(position) if position.isdigit() else None
+    shown = f"line {position}" if line is not None else position
+    return Skipped(path, line, f"{paper.id} ({shown})", _NO_ABSTRACT)
+
+
+def iter_papers(paths: Iterable[str | Path], format: str | None = None, *,
+                title_only: bool = False, strict: bool = False,
+                skipped: list[Skipped] | None = None) -> Iterator[Located]:
+    """(paper, "file:line") for every record of every file, in order, validated.
+
+    Entries a reader passes over, and title-only ones unless `title_only`, go to
+    `skipped` (when given) and are reported in one warning per file; `strict` makes a
+    malformed entry an error instead. A file that gives no paper is an error.
+    """
     for name in paths:
         path = Path(name)
         _check_file(path)
         spec = format_for(path, format)
-        count = 0
-        for located in spec.read(path):
-            count += 1
-            yield located
-        if count == 0:
-            raise InputError(f"no papers found (read as {spec.name}: {spec.description})",
-                             path=path)
+        kept = 0
+        passed_over: list[Skipped] = []
+        for item in spec.read(path):
+            if isinstance(item, Skipped):
+                if strict and item.malformed:
+                    raise InputError(f"{item.reason} (entry {item.label}; without --strict "
+                                     "such an entry is skipped)", path=path, line=item.line)
+                passed_over.append(item)
+                continue
+            paper, place = item
+            if paper.title_only and not title_only:
+                passed_over.append(_title_only(path, paper, place))
+                continue
+            kept += 1
+            yield item
+        if skipped is not None:
+            skipped.extend(passed_over)
+        _finish_file(path, spec, kept, passed_over, title_only)
 
 
-def read_papers(paths: Iterable[str | Path], format: str | None = None) -> list[Paper]:
-    """All papers of `paths`; refuses duplicate ids, naming both places they occur."""
+@dataclass
+class Bibliography:
+    """What reading files gave: the papers kept, and every entry passed over."""
+
+    papers: list[Paper]
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def report(self) -> list[dict[str, object]]:
+        """Every skipped and every title-only entry, as plain data (`--report FILE`)."""
+        title_only = [{"entry": paper.id, "title": paper.title, "reason": "title only: "
+                       "encoded from its title", "malformed": False}
+                      for paper in self.papers if paper.title_only]
+        return [entry.to_dict() for entry in self.skipped] + title_only
+
+
+def read_bibliography(paths: Iterable[str | Path], format: str | None = None, *,
+                      title_only: bool = False, strict: bool = False) -> Bibliography:
+    """All papers of `paths` and what was passed over; refuses duplicate ids, naming
+    both places they occur. `title_only`: keep entries without an abstract (known by
+    their titles); `strict`: a malformed entry is an error rather than skipped."""
     seen: dict[str, str] = {}
-    papers: list[Paper] = []
-    for paper, where in iter_papers(paths, format):
+    found = Bibliography([])
+    for paper, where in iter_papers(paths, format, title_only=title_only, strict=strict,
+                                    skipped=found.skipped):
         if paper.id in seen:
             raise InputError(f"duplicate id '{paper.id}' (first at {seen[paper.id]})", path=where)
         seen[paper.id] = where
-        papers.append(paper)
-    return papers
+        found.papers.append(paper)
+    return found
+
+
+def read_papers(paths: Iterable[str | Path], format: str | None = None, *,
+                title_only: bool = False, strict: bool = False) -> list[Paper]:
+    """All papers of `paths` (see `read_bibliography`), what was passed over reported
+    as warnings."""
+    return read_bibliography(paths, format, title_only=title_only, strict=strict).papers

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from .base import Located, register_format
+from .base import Located, Skipped, register_format
 from .jsonl import read_json_lines
 from .latex import latex_to_text
 from .layouts import collapse, layout_named, optional_text, register_layout, year_in
@@ -80,5 +80,5 @@ def arxiv_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
 
 
 @register_format("arxiv", (), "the arXiv metadata snapshot (JSON Lines)")
-def read_arxiv(path: Path) -> Iterator[Located]:
+def read_arxiv(path: Path) -> Iterator[Located | Skipped]:
     return read_json_lines(path, layout_named("arxiv"))

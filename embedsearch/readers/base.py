@@ -3,6 +3,9 @@
 A format is one module that defines a function `(path) -> Iterator[(Paper, where)]`
 and registers it with `@register_format(name, extensions)`; `where` is "file:line"
 (or "file: record N") so that later checks, such as duplicate ids, can point at it.
+A reader of other tools' exports may also yield `Skipped` for an entry it passed over
+(no abstract and no title, or malformed), which the caller reports, or refuses when
+asked to be strict.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ __all__ = [
     "FormatSpec",
     "Located",
     "ReadFunc",
+    "Skipped",
     "compressed",
     "format_for",
     "formats",
@@ -32,7 +36,28 @@ __all__ = [
 ]
 
 Located = tuple[Paper, str]
-ReadFunc = Callable[[Path], Iterator[Located]]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An entry a reader passed over: where it is, how to name it, and why.
+
+    `malformed`: the entry could not be parsed (a missing brace, a truncated RIS
+    entry); the rest of the file was read, unless the caller is strict.
+    """
+
+    path: Path
+    line: int | None
+    label: str
+    reason: str
+    malformed: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return {"file": str(self.path), "line": self.line, "entry": self.label,
+                "reason": self.reason, "malformed": self.malformed}
+
+
+ReadFunc = Callable[[Path], Iterator[Located | Skipped]]
 
 
 @dataclass(frozen=True)

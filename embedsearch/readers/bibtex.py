@@ -1,9 +1,11 @@
-"""BibTeX (`.bib`): one paper per entry with an abstract, the citation key as its id.
+"""BibTeX (`.bib`): one paper per entry, the citation key as its id.
 
 Parsed by bibtexparser 2 (`@string` macros resolved, the braces or quotes around each
-value removed); `bibtex_record` then maps one entry's fields onto our record layout,
-LaTeX turned into plain text. Entries without an abstract are skipped and reported
-(see `layouts`); a malformed entry is an error naming its line.
+value removed); `crossref` and biblatex `xdata` are then resolved as BibTeX and biber
+do (`resolve_references`), and `bibtex_record` maps one entry's fields onto our record
+layout, LaTeX turned into plain text. An entry without an abstract becomes a title-only
+paper (see `layouts`). A malformed entry (a missing brace) is skipped and named, and the
+rest of the file read, as BibTeX, biber and Zotero do; `--strict` refuses the file.
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from .base import Located, read_text, register_format
+from .base import Located, Skipped, read_text, register_format
 from .latex import latex_to_text
 from .layouts import Converted, doi_url, first_last, foreign_papers, split_keywords
 from .records import Where
@@ -35,6 +36,18 @@ BIBTEX_FIELDS: dict[str, tuple[str, ...]] = {
     "url": ("doi", "url"),
 }
 
+#: Entry types that hold what their children share (a proceedings volume, a book):
+#: when cross-referenced, they are never papers themselves.
+_CONTAINERS = {"proceedings", "mvproceedings", "book", "mvbook", "collection",
+               "mvcollection", "reference", "mvreference", "periodical", "xdata"}
+#: Fields a child never takes from its parent: they describe the parent itself.
+_OWN_FIELDS = {"abstract", "keywords", "doi", "url", "eprint", "eprinttype", "archiveprefix",
+               "crossref", "xref", "xdata", "ids", "label", "shorthand", "sortkey", "entryset"}
+#: A parent's field under the name a child gives it (biber's inproceedings-from-
+#: proceedings rules): the volume's title is the paper's booktitle; its editors stay
+#: editors, and a book's authors become the chapter's bookauthor, never its authors.
+_RENAMED = {"title": "booktitle", "subtitle": "booksubtitle", "author": "bookauthor"}
+_KEY = re.compile(r"@\s*\w+\s*[{(]\s*([^,\s{}()]+)\s*,")
 _DATE_YEAR = re.compile(r"\s*([0-9]{4})\b")
 _NAME_TOKENS = re.compile(r"[{}]|\s+and\s+", re.IGNORECASE)
 # bibtexparser reports each aborted block on its own logger; our InputError says the same
@@ -106,28 +119,150 @@ def _failure(block: Any) -> str:
     return " ".join(str(reason).split())
 
 
-def _entries(path: Path) -> Iterator[Converted]:
+def resolve_references(entries: dict[str, tuple[str, dict[str, str]]]
+                       ) -> dict[str, dict[str, str]]:
+    """Each entry's fields (lower-cased names) with what it lacks taken from the entries
+    its `crossref` (renamed as `_RENAMED`, own fields kept out) and `xdata` (as they are)
+    name, recursively; keys are matched ignoring case, and a loop is cut."""
+    by_key = {key.lower(): (key, kind, fields) for key, (kind, fields) in entries.items()}
+    resolved: dict[str, dict[str, str]] = {}
+
+    def fields_of(key: str, seen: frozenset[str]) -> dict[str, str]:
+        _, _, own = by_key[key]
+        merged = dict(own)
+        for name in (part.strip().lower() for part in own.get("xdata", "").split(",")):
+            if name in by_key and name not in seen:
+                for field, value in fields_of(name, seen | {name}).items():
+                    merged.setdefault(field, value)
+        parent = own.get("crossref", "").strip().lower()
+        if parent in by_key and parent not in seen:
+            for field, value in fields_of(parent, seen | {parent}).items():
+                if field not in _OWN_FIELDS:
+                    merged.setdefault(_RENAMED.get(field, field), value)
+        return merged
+
+    for key, (original, _, _) in by_key.items():
+        resolved[original] = fields_of(key, frozenset({key}))
+    return resolved
+
+
+def _referenced(entries: dict[str, tuple[str, dict[str, str]]]) -> set[str]:
+    """Keys (lower-cased) other entries name in `crossref` or `xdata`."""
+    names: set[str] = set()
+    for _, fields in entries.values():
+        names.add(fields.get("crossref", "").strip().lower())
+        names.update(part.strip().lower() for part in fields.get("xdata", "").split(","))
+    return names - {""}
+
+
+def _malformed(path: Path, block: Any, reason: str) -> Skipped:
+    line = (block.start_line or 0) + 1
+    key = _KEY.match(getattr(block, "raw", "") or "")
+    label = f"{key.group(1)} (line {line})" if key else f"line {line}"
+    return Skipped(path, line, label, f"malformed BibTeX entry: {reason}", malformed=True)
+
+
+def _split_concatenation(value: str) -> list[str]:
+    """The parts of `value` joined by '#' outside braces and quotes, or [value]."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for position, char in enumerate(value):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(depth - 1, 0)
+        elif char == '"' and depth == 0:
+            quoted = not quoted
+        elif char == "#" and depth == 0 and not quoted:
+            parts.append(value[start:position].strip())
+            start = position + 1
+    return [*parts, value[start:].strip()] if parts else [value]
+
+
+def _concatenated(value: str, strings: Mapping[str, str]) -> str | None:
+    """`{intro} # macro # "outro"` as one braced value, or None if `value` joins nothing.
+    (bibtexparser 2 resolves a lone macro but leaves concatenations as they are.)"""
+    parts = _split_concatenation(value)
+    if len(parts) < 2:
+        return None
+    texts = []
+    for part in parts:
+        if len(part) >= 2 and part[0] + part[-1] in ("{}", '""'):
+            texts.append(part[1:-1])
+        else:
+            texts.append(strings.get(part.lower(), part))
+    return "{" + "".join(texts) + "}"
+
+
+def _parse_stack() -> list[Any]:
+    """bibtexparser's default middleware, with '#' concatenation resolved first."""
+    from bibtexparser.middlewares import (
+        LibraryMiddleware,
+        RemoveEnclosingMiddleware,
+        ResolveStringReferencesMiddleware,
+    )
+
+    class Concatenate(LibraryMiddleware):
+        def transform(self, library: Any) -> Any:
+            strings: dict[str, str] = {}
+            for key, block in library.strings_dict.items():  # in order: a macro may use one
+                value = _concatenated(block.value, strings) or block.value
+                strings[key.lower()] = value[1:-1] if value[:1] + value[-1:] in ("{}", '""') \
+                    else strings.get(value.lower(), value)
+            for entry in library.entries:
+                for field in entry.fields:
+                    if isinstance(field.value, str):
+                        field.value = _concatenated(field.value, strings) or field.value
+            return library
+
+    return [Concatenate(True), ResolveStringReferencesMiddleware(True),
+            RemoveEnclosingMiddleware(True)]
+
+
+def _blocks(path: Path) -> Iterator[tuple[Any, int] | Skipped]:
+    """(entry, line) of each entry, `Skipped` for each that could not be parsed."""
     from bibtexparser import model
     from bibtexparser.entrypoint import parse_string
 
-    for found in parse_string(read_text(path)).blocks:
-        line = (found.start_line or 0) + 1
+    for found in parse_string(read_text(path), parse_stack=_parse_stack()).blocks:
         block: model.Block | None = found
         if isinstance(found, model.DuplicateBlockKeyBlock):
             # The entry itself: the duplicate id check then names both places. A second
             # @string of the same name is dropped (the first one holds).
             block = found.ignore_error_block
         elif isinstance(found, model.ParsingFailedBlock):
-            raise InputError(f"malformed BibTeX entry: {_failure(found)}", path=path, line=line)
+            yield _malformed(path, found, _failure(found))
+            continue
         if isinstance(block, model.Entry):
-            values = {field.key: field.value for field in block.fields}
-            if not all(isinstance(value, str) for value in values.values()):
-                raise InputError("malformed BibTeX entry: a field value is not text",
-                                 path=path, line=line)
-            record = bibtex_record(block.key, values)
-            yield record, Where(path, line, None), f"{block.key} (line {line})"
+            if not all(isinstance(field.value, str) for field in block.fields):
+                yield _malformed(path, block, "a field value is not text")
+                continue
+            yield block, (found.start_line or 0) + 1
 
 
-@register_format("bibtex", (".bib", ".bibtex"), "BibTeX entries (with abstracts)")
-def read_bibtex(path: Path) -> Iterator[Located]:
+def _entries(path: Path) -> Iterator[Converted | Skipped]:
+    """Every entry, in file order, with its references resolved (a duplicate key keeps
+    its own fields, and the duplicate check then names both places)."""
+    found: list[tuple[str, str, dict[str, str], int]] = []
+    for item in _blocks(path):
+        if isinstance(item, Skipped):
+            yield item
+            continue
+        block, line = item
+        found.append((block.key, block.entry_type.lower(),
+                      {field.key.lower(): field.value for field in block.fields}, line))
+    entries: dict[str, tuple[str, dict[str, str]]] = {}
+    for key, kind, fields, _ in found:
+        entries.setdefault(key, (kind, fields))
+    resolved = resolve_references(entries)
+    parents = _referenced(entries)
+    for key, kind, fields, line in found:
+        merged = resolved[key] if entries[key][1] is fields else fields
+        if kind == "xdata" or (key.lower() in parents
+                               and (kind in _CONTAINERS or not merged.get("abstract"))):
+            continue  # what its papers point to, not a paper
+        yield bibtex_record(key, merged), Where(path, line, None), f"{key} (line {line})"
+
+
+@register_format("bibtex", (".bib", ".bibtex"), "BibTeX entries")
+def read_bibtex(path: Path) -> Iterator[Located | Skipped]:
     return foreign_papers(path, _entries(path))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from .base import Located, register_format
+from .base import Located, Skipped, register_format
 from .jsonarray import read_json_document
 from .layouts import (
     collapse,
@@ -100,5 +100,5 @@ def csl_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
 
 
 @register_format("csl-json", (), "CSL-JSON items, as Zotero exports them")
-def read_csl_json(path: Path) -> Iterator[Located]:
+def read_csl_json(path: Path) -> Iterator[Located | Skipped]:
     return read_json_document(path, layout_named("csl-json"))

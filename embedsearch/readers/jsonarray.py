@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..papers import derive_id
-from .base import Located, load_json, read_text, register_format, source_name
+from .base import Located, Skipped, load_json, read_text, register_format, source_name
 from .layouts import Converted, Layout, foreign_papers, layout_named, sniff_layout
 from .records import Where, kind, paper_from_record
 
@@ -47,7 +47,7 @@ def _converted(path: Path, layout: Layout, records: list[object]) -> Iterator[Co
         yield record, where, f"{name} (record {position})" if name else f"record {position}"
 
 
-def read_json_document(path: Path, layout: Layout | None = None) -> Iterator[Located]:
+def read_json_document(path: Path, layout: Layout | None = None) -> Iterator[Located | Skipped]:
     """Papers of a JSON document in `layout`, or in the one its container or records show."""
     records, shown = json_records(path)
     first = next((raw for raw in records if isinstance(raw, dict)), None)
@@ -63,5 +63,5 @@ def read_json_document(path: Path, layout: Layout | None = None) -> Iterator[Loc
 
 
 @register_format("json", (".json",), "a JSON array of records")
-def read_json_array(path: Path) -> Iterator[Located]:
+def read_json_array(path: Path) -> Iterator[Located | Skipped]:
     return read_json_document(path)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..papers import derive_id
-from .base import Located, iter_lines, load_json, register_format, source_name
+from .base import Located, Skipped, iter_lines, load_json, register_format, source_name
 from .layouts import Converted, Layout, foreign_papers, sniff_layout
 from .records import Where, kind, paper_from_record
 
@@ -46,7 +46,7 @@ def _converted(path: Path, layout: Layout,
         yield record, where, f"{name} (line {line})" if name else f"line {line}"
 
 
-def read_json_lines(path: Path, layout: Layout | None = None) -> Iterator[Located]:
+def read_json_lines(path: Path, layout: Layout | None = None) -> Iterator[Located | Skipped]:
     """Papers of a JSON Lines file in `layout`, or in the layout its first record shows."""
     objects = json_objects(path)
     first = next(objects, None)
@@ -61,5 +61,5 @@ def read_json_lines(path: Path, layout: Layout | None = None) -> Iterator[Locate
 
 
 @register_format("jsonl", (".jsonl", ".ndjson"), "one JSON object per line")
-def read_jsonl(path: Path) -> Iterator[Located]:
+def read_jsonl(path: Path) -> Iterator[Located | Skipped]:
     return read_json_lines(path)

@@ -6,23 +6,22 @@ other. The JSON and JSON Lines readers pick a layout from the first record of a 
 (`sniff_layout`), or are told one by a format name (`--format arxiv`).
 
 Exports of reference managers and bibliographic databases routinely hold entries
-without an abstract (a book, an editorial). Those are skipped and reported in one
-warning per file, on the `embedsearch.readers` logger, rather than refused; a file with
-no abstract at all is an error. Our own layouts keep requiring an abstract on every
-record, where a missing one is a mistake in the script that wrote the file.
+without an abstract (a hand-written thesis bibliography holds few). Such an entry with
+a title becomes a title-only paper (`Paper.title_only`), which the caller keeps as an
+example or drops, reporting it (see `readers.read_bibliography`); one with neither is
+`Skipped`. Our own layouts keep requiring an abstract on every record, where a missing
+one is a mistake in the script that wrote the file.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
 from ..papers import derive_id
-from .base import Located, source_name
+from .base import Located, Skipped, source_name
 from .records import Where, kind, paper_from_record
 
 __all__ = [
@@ -40,8 +39,6 @@ __all__ = [
     "year_in",
 ]
 
-_log = logging.getLogger("embedsearch.readers")
-_SHOWN = 10
 _YEAR_IN_TEXT = re.compile(r"(?<![0-9])([0-9]{4})(?![0-9])")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 _KEYWORD_SEPARATORS = re.compile(r"[;,]")
@@ -135,36 +132,26 @@ def year_in(text: str, key: str, where: Where) -> int | None:
 
 
 # -- entries without an abstract ----------------------------------------------------------
-def _has_abstract(record: Mapping[str, object]) -> bool:
-    value = record.get("abstract")
+def _has_text(record: Mapping[str, object], key: str) -> bool:
+    value = record.get(key)
     return value is not None and not (isinstance(value, str) and not value.strip())
 
 
-def _report(path: Path, skipped: list[str], kept: int) -> None:
-    if not skipped:
-        return
-    shown = ", ".join(skipped[:_SHOWN])
-    more = f" and {len(skipped) - _SHOWN} more" if len(skipped) > _SHOWN else ""
-    if kept == 0:
-        raise InputError(f"none of its {len(skipped)} entries has an abstract ({shown}{more}); "
-                         "every paper needs one to be searched", path=path)
-    _log.warning("%s: skipped %d %s without an abstract: %s%s", path, len(skipped),
-                 "entry" if len(skipped) == 1 else "entries", shown, more)
-
-
-def foreign_papers(path: Path, entries: Iterable[Converted]) -> Iterator[Located]:
-    """Papers of converted entries; those without an abstract are skipped and reported."""
+def foreign_papers(path: Path, entries: Iterable[Converted | Skipped]
+                   ) -> Iterator[Located | Skipped]:
+    """Papers of converted entries: title-only ones for entries without an abstract,
+    `Skipped` for those without a title either (and any the reader passed over)."""
     stem = source_name(path)
-    skipped: list[str] = []
-    kept = 0
-    for position, (record, where, label) in enumerate(entries, 1):
-        if not _has_abstract(record):
-            skipped.append(label)
+    for position, entry in enumerate(entries, 1):
+        if isinstance(entry, Skipped):
+            yield entry
             continue
-        kept += 1
+        record, where, label = entry
+        if not _has_text(record, "abstract") and not _has_text(record, "title"):
+            yield Skipped(path, where.line, label, "no abstract and no title")
+            continue
         paper = paper_from_record(record, default_id=derive_id(stem, position), path=path,
-                                  line=where.line, record=where.record)
+                                  line=where.line, record=where.record, title_only=True)
         place = f"{path}:{where.line}" if where.line is not None else \
             f"{path}: record {where.record}"
         yield paper, place
-    _report(path, skipped, kept)

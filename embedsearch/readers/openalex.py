@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from .base import Located, compressed, register_format
+from .base import Located, Skipped, compressed, register_format
 from .jsonarray import read_json_document
 from .jsonl import read_json_lines
 from .layouts import collapse, doi_url, layout_named, optional_text, register_layout
@@ -96,7 +96,7 @@ def openalex_record(raw: Mapping[str, object], where: Where) -> dict[str, object
 
 
 @register_format("openalex", (), "OpenAlex works (JSON Lines, or an API response)")
-def read_openalex(path: Path) -> Iterator[Located]:
+def read_openalex(path: Path) -> Iterator[Located | Skipped]:
     inner = path.with_suffix("") if compressed(path) else path
     layout = layout_named("openalex")
     if inner.suffix.lower() in _LINE_SUFFIXES:

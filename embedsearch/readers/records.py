@@ -128,17 +128,22 @@ def paper_from_record(
     path: Path,
     line: int | None = None,
     record: int | None = None,
+    title_only: bool = False,
 ) -> Paper:
-    """Validate `raw` and build its Paper; errors name the file, line/record and field."""
+    """Validate `raw` and build its Paper; errors name the file, line/record and field.
+
+    `title_only`: a record without an abstract but with a title (a bibliography entry)
+    becomes a title-only paper (`Paper.title_only`) instead of an error.
+    """
     where = Where(path, line, record)
     fields = {_ALIASES.get(key, key): value for key, value in raw.items() if key in _ALIASES}
     fields.update({key: value for key, value in raw.items() if key not in _ALIASES})
-    if "abstract" not in fields:
-        raise where.error("missing the required field 'abstract'")
-    abstract = _text(fields["abstract"], "abstract", where)
-    if not abstract:
-        raise where.error("is empty; every paper needs an abstract", "abstract")
     text = {name: _text(fields.get(name), name, where) for name in _STRING_FIELDS}
+    if "abstract" not in fields and not (title_only and text["title"]):
+        raise where.error("missing the required field 'abstract'")
+    abstract = _text(fields.get("abstract"), "abstract", where)
+    if not abstract and not (title_only and text["title"]):
+        raise where.error("is empty; every paper needs an abstract", "abstract")
     lists = {name: _string_list(fields.get(name), name, where) for name in _LIST_FIELDS}
     return Paper(
         id=_identifier(fields.get("id"), default_id, where),

@@ -4,10 +4,13 @@ The file is split into entries ("TY  -" ... "ER  -") as it streams, so an error 
 the line an entry starts on, and each entry's tags are parsed by rispy. `ris_record`
 maps them onto our record layout: AB (else N2) -> abstract, TI (else T1) -> title,
 AU and A1 -> authors ("Last, First" as "First Last"), PY (else Y1, DA) -> year,
-T2 (else JF, JO, BT, JA) -> venue, KW -> keywords, DO -> url https://doi.org/...,
-else the first UR, ID -> id (else one derived from the file and position). Entries
-without an abstract are skipped and reported (see `layouts`); lines outside any entry
-(an export's header) are ignored.
+venue from the first of T2, JO, JF, J2, JA, BT, then PB as a last resort (exporters
+disagree: Zotero writes T2, EndNote JO or JF, PubMed JO and JA, and a PMLR paper may
+carry only its publisher), KW -> keywords, DO -> url https://doi.org/..., else the first
+UR, ID -> id (else one derived from the file and position). An entry without an
+abstract becomes a title-only paper (see `layouts`); one cut short (no 'ER  -' before
+the next 'TY  -' or the end) is skipped and named, and the rest read; lines outside any
+entry (an export's header) are ignored.
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from .base import Located, iter_lines, register_format
+from .base import Located, Skipped, iter_lines, register_format
 from .layouts import Converted, collapse, doi_url, first_last, foreign_papers, split_keywords
 from .records import Where
 
@@ -31,8 +33,8 @@ RIS_FIELDS: dict[str, tuple[str, ...]] = {
     "abstract": ("abstract", "notes_abstract"),           # AB, N2
     "authors": ("authors", "first_authors"),              # AU, A1
     "year": ("year", "publication_year", "date"),         # PY, Y1, DA
-    "venue": ("secondary_title", "alternate_title3", "journal_name", "BT",
-              "alternate_title2"),                        # T2, JF, JO, BT, JA
+    "venue": ("secondary_title", "journal_name", "alternate_title3", "alternate_title1",
+              "alternate_title2", "BT", "publisher"),     # T2, JO, JF, J2, JA, BT, PB
     "keywords": ("keywords",),                            # KW
     "url": ("doi", "urls"),                               # DO, UR
 }
@@ -77,16 +79,17 @@ def ris_record(entry: Mapping[str, object]) -> dict[str, object]:
     }
 
 
-def _chunks(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """(line of its TY tag, lines) of each entry, one entry in memory at a time."""
+def _chunks(path: Path) -> Iterator[tuple[int, list[str]] | Skipped]:
+    """(line of its TY tag, lines) of each entry, one entry in memory at a time; an
+    entry cut short is `Skipped`, and reading goes on at the next TY."""
     start, lines = 0, list[str]()
     for number, raw in iter_lines(path):
         text = raw.rstrip("\r\n")
         tag = _TAG.match(text)
         if tag and tag.group(1) == "TY":
             if lines:
-                raise InputError(f"the entry that starts on line {start} has no 'ER  -' end "
-                                 "before this next 'TY  -'", path=path, line=number)
+                yield _cut_short(path, start, lines, f"no 'ER  -' end before the next "
+                                                     f"'TY  -' on line {number}")
             start, lines = number, [text]
         elif lines:
             lines.append(text)
@@ -94,7 +97,14 @@ def _chunks(path: Path) -> Iterator[tuple[int, list[str]]]:
                 yield start, lines
                 lines = []
     if lines:
-        raise InputError("the entry that starts here has no 'ER  -' end", path=path, line=start)
+        yield _cut_short(path, start, lines, "no 'ER  -' end before the end of the file")
+
+
+def _cut_short(path: Path, start: int, lines: list[str], why: str) -> Skipped:
+    """A malformed entry, named by its ID or title if a line gives one."""
+    names = [line[6:].strip() for line in lines if line[:2] in ("ID", "TI", "T1")]
+    label = f"{names[0][:60]} (line {start})" if names else f"line {start}"
+    return Skipped(path, start, label, f"malformed RIS entry: {why}", malformed=True)
 
 
 def _parse(lines: list[str]) -> dict[str, Any]:
@@ -104,13 +114,17 @@ def _parse(lines: list[str]) -> dict[str, Any]:
     return parsed[0] if parsed else {}
 
 
-def _entries(path: Path) -> Iterator[Converted]:
-    for line, lines in _chunks(path):
+def _entries(path: Path) -> Iterator[Converted | Skipped]:
+    for chunk in _chunks(path):
+        if isinstance(chunk, Skipped):
+            yield chunk
+            continue
+        line, lines = chunk
         record = ris_record(_parse(lines))
         name = record.get("id")
         yield record, Where(path, line, None), f"{name} (line {line})" if name else f"line {line}"
 
 
 @register_format("ris", (".ris",), "RIS entries, as reference managers export them")
-def read_ris(path: Path) -> Iterator[Located]:
+def read_ris(path: Path) -> Iterator[Located | Skipped]:
     return foreign_papers(path, _entries(path))
