@@ -18,10 +18,8 @@ label. Topics with even query ids tune, odd ones report (`--split`).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -92,7 +90,6 @@ def main(argv: list[str]) -> int:
             mrr = float(np.mean([1 / r for r in ranks]))
             print(f"{name:<28}{weight:>8}{recall:>11.3f}{mrr:>8.3f}"
                   f"{float(np.median(ranks)):>13.0f}")
-    print(json.dumps({"note": "ranks per (qid, text, weight) omitted"}))
     return 0
 
 
