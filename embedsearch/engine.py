@@ -311,11 +311,14 @@ class SearchEngine:
 
         A given paper the index holds (same id, or same title ignoring case, punctuation
         and spacing) uses its stored vector and is never returned; the others are encoded
-        together in one batch. Ranked like `similar`: the mean of the papers' vectors
+        together in one batch. A paper without an abstract (a bibliography entry known by
+        its title) is encoded from its title and keywords and weighs half
+        (`examples.TITLE_ONLY_WEIGHT`). Ranked like `similar`: the mean of the papers' vectors
         minus half the mean of the `negatives`' vectors.
         """
         check_k(k)
-        given, against = papers_from_records(papers), papers_from_records(negatives)
+        given = papers_from_records(papers, title_only=True)
+        against = papers_from_records(negatives, title_only=True)
         if not given:
             raise QueryError("similar_to_papers needs at least one paper")
         with self._reading():

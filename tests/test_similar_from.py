@@ -151,9 +151,16 @@ def test_post_similar(seed_engine: SearchEngine, seed_papers: list[Paper]) -> No
         assert [hit["id"] for hit in data["hits"]] == ids(expected)
         assert data["query_id"] == "mine:1,new:1" and data["hits"][0]["rank"] == 1
         assert seed_papers[0].id not in {hit["id"] for hit in data["hits"]}
+        # A bibliography entry known by its title alone is an example too.
+        titled = {"papers": [{"id": "t", "title": "Offline preference-based reinforcement "
+                                                  "learning from human feedback"}], "k": 3}
+        response = client.post("/similar", json=titled)
+        assert response.status_code == 200, response.text
+        assert response.json()["hits"][0]["id"] == PBRL
         for bad, parameter in (({"papers": []}, "papers"),
                                ({"papers": [{"id": "a", "abstract": "   "}]},
                                 "papers.0.abstract"),
+                               ({"papers": [{"id": "a"}]}, "papers.0.abstract"),
                                ({"papers": [{"id": "a", "abstract": "b"}], "k": 0}, "k")):
             response = client.post("/similar", json=bad)
             assert response.status_code == 422, response.text

@@ -139,6 +139,10 @@ def paper_from_record(
     fields = {_ALIASES.get(key, key): value for key, value in raw.items() if key in _ALIASES}
     fields.update({key: value for key, value in raw.items() if key not in _ALIASES})
     text = {name: _text(fields.get(name), name, where) for name in _STRING_FIELDS}
+    if title_only and not text["title"] and not _text(fields.get("abstract"), "abstract",
+                                                      where):
+        raise where.error("needs an abstract or, for an entry known by its title, a title",
+                          "abstract")
     if "abstract" not in fields and not (title_only and text["title"]):
         raise where.error("missing the required field 'abstract'")
     abstract = _text(fields.get("abstract"), "abstract", where)
@@ -160,15 +164,18 @@ def paper_from_record(
     )
 
 
-def papers_from_records(papers: Iterable[Paper | Mapping[str, Any]]) -> list[Paper]:
-    """Papers as given, or built (and validated) from plain mappings."""
+def papers_from_records(papers: Iterable[Paper | Mapping[str, Any]], *,
+                        title_only: bool = False) -> list[Paper]:
+    """Papers as given, or built (and validated) from plain mappings; `title_only`: a
+    mapping with a title but no abstract is a title-only paper, not an error."""
     result: list[Paper] = []
     for number, item in enumerate(papers, 1):
         if isinstance(item, Paper):
             result.append(item)
         elif isinstance(item, Mapping):
             result.append(paper_from_record(item, default_id=f"record:{number}",
-                                            path=Path("<records>"), record=number))
+                                            path=Path("<records>"), record=number,
+                                            title_only=title_only))
         else:
             raise InputError(f"expected a Paper or a mapping, got {type(item).__name__}",
                              path="<records>", record=number)

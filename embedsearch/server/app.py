@@ -146,7 +146,8 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
 
         def papers(name: str, records: list[Any]) -> list[Any]:
             try:
-                return papers_from_records([record.model_dump() for record in records])
+                return papers_from_records([record.model_dump() for record in records],
+                                           title_only=True)
             except InputError as exc:
                 where = f"{name}.{exc.record - 1}" if exc.record else name
                 parameter = f"{where}.{exc.field}" if exc.field else where

@@ -184,14 +184,23 @@ class PapersIn(BaseModel):
     papers: Annotated[list[PaperIn], Field(min_length=1, max_length=LIMITS.papers_per_add)]
 
 
+class ExampleIn(PaperIn):
+    """A paper to start from, as for POST /papers, but a bibliography entry without an
+    abstract may give its title alone (it is then encoded from its title and keywords,
+    and weighs half an entry with an abstract)."""
+
+    abstract: Annotated[str, Field(max_length=100_000)] = ""
+
+
 class SimilarPapersIn(BaseModel):
-    """Papers like these (records as for POST /papers; in the index or not) and unlike
-    the `negatives`, with the filters of GET /search."""
+    """Papers like these (records as for POST /papers, abstracts optional where a title
+    is given; in the index or not) and unlike the `negatives`, with the filters of GET
+    /search."""
 
     model_config = ConfigDict(extra="forbid")
 
-    papers: Annotated[list[PaperIn], Field(min_length=1, max_length=LIMITS.papers_per_add)]
-    negatives: Annotated[list[PaperIn], Field(max_length=LIMITS.papers_per_add)] = []
+    papers: Annotated[list[ExampleIn], Field(min_length=1, max_length=LIMITS.papers_per_add)]
+    negatives: Annotated[list[ExampleIn], Field(max_length=LIMITS.papers_per_add)] = []
     k: Annotated[int, Field(ge=1, le=LIMITS.k)] = 10
     diverse: bool = False
     year: Annotated[str, Field(max_length=20)] | None = None
