@@ -1,9 +1,10 @@
 """Example papers that may lie outside the index: `SearchEngine.similar_to_papers`.
 
 A reference list, a .bib file or a colleague's JSON lines name papers the index may or
-may not hold. Each given paper is matched to the index by id, else by its normalised
-title (case folded, punctuation and spaces collapsed, so "Attention Is All You Need."
-and "attention is all you need" are one paper); a matched paper uses its stored vector
+may not hold. Each given paper is matched to the index by id, else by DOI, else by
+arXiv id (both normalised, see `identifiers`), else by its normalised title (case
+folded, punctuation and spaces collapsed, so "Attention Is All You Need." and
+"attention is all you need" are one paper); a matched paper uses its stored vector
 (no encoding, and it is never returned), and the others are encoded together in one
 batch, as the index embedded its own papers. A bibliography entry without an abstract
 (`Paper.title_only`) the index does not hold is encoded from its title and weighs
@@ -73,9 +74,16 @@ class Examples:
 
 
 def match_keys(papers: Sequence[Paper], view: View) -> list[int | None]:
-    """The index key of each paper (by id, else by normalised title), or None."""
+    """The index key of each paper (by id, else DOI, else arXiv id, else normalised
+    title), or None."""
     by_id = view.keys_of(paper.id for paper in papers)
     found: list[int | None] = [by_id.get(paper.id) for paper in papers]
+    for kind in ("doi", "arxiv_id"):
+        values = [getattr(paper, kind) for paper, key in zip(papers, found) if key is None]
+        if any(values):
+            known = view.keys_by_identifier(kind, (value for value in values if value))
+            found = [key if key is not None else known.get(getattr(paper, kind))
+                     for paper, key in zip(papers, found)]
     missing = [normalise_title(paper.title) for paper, key in zip(papers, found)
                if key is None]
     if missing:

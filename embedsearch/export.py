@@ -154,6 +154,10 @@ def _entry(paper: Paper, encode: _Latex, names: _Latex) -> Any:
         ("keywords", ", ".join(encode(word) for word in paper.keywords)),
         # URLs are verbatim in biblatex: percent-quote the braces, encode nothing else.
         ("url", urllib.parse.quote(paper.url, safe=":/?#[]@!$&'()*+,;=%~-._")),
+        # Written back so a reader (ours, biber, Zotero) matches the paper by them.
+        ("doi", urllib.parse.quote(paper.doi, safe=":/?#[]@!$&'()*+,;=%~-._<>")),
+        ("eprint", paper.arxiv_id),
+        ("archiveprefix", "arXiv" if paper.arxiv_id else ""),
     ]
     if kind == "misc":
         values = [(name, value) for name, value in values if name != "booktitle"]

@@ -57,6 +57,10 @@ class Paper:
     url: str = ""
     tldr: str = ""
     primary_area: str = ""
+    #: Normalised (`identifiers`): bare and lower-cased; '' when unknown.
+    doi: str = ""
+    #: Normalised: bare, without its version; '' when unknown.
+    arxiv_id: str = ""
 
     @property
     def title_only(self) -> bool:
@@ -78,6 +82,8 @@ class Paper:
             "url": self.url,
             "tldr": self.tldr,
             "primary_area": self.primary_area,
+            "doi": self.doi,
+            "arxiv_id": self.arxiv_id,
         }
 
 

@@ -19,8 +19,8 @@ __all__ = ["HIT_COLUMNS", "Hit", "Hits", "hit_record"]
 #: The fields of a JSON hit, in their order: the columns of CSV and of `Hits.to_pandas`.
 HIT_COLUMNS = (
     "rank", "score", "id", "title", "title_derived", "abstract", "authors", "keywords",
-    "venue", "year", "url", "tldr", "primary_area", "dense_score", "lexical_score",
-    "evidence", "evidence_terms",
+    "venue", "year", "url", "tldr", "primary_area", "doi", "arxiv_id", "dense_score",
+    "lexical_score", "evidence", "evidence_terms",
 )
 _HTML_ABSTRACT_CHARS = 300
 

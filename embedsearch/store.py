@@ -35,8 +35,12 @@ CREATE TABLE papers (
     year INTEGER,
     url TEXT NOT NULL,
     tldr TEXT NOT NULL,
-    primary_area TEXT NOT NULL
+    primary_area TEXT NOT NULL,
+    doi TEXT NOT NULL DEFAULT '',
+    arxiv_id TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX papers_doi ON papers(doi) WHERE doi != '';
+CREATE INDEX papers_arxiv_id ON papers(arxiv_id) WHERE arxiv_id != '';
 CREATE INDEX papers_year ON papers(year);
 CREATE INDEX papers_venue ON papers(venue COLLATE NOCASE);
 CREATE TABLE paper_keywords (
@@ -48,8 +52,11 @@ CREATE INDEX paper_keywords_key ON paper_keywords(key);
 """
 _COLUMNS = (
     "key, id, title, title_derived, abstract, authors, keywords, venue, year, url, tldr, "
-    "primary_area"
+    "primary_area, doi, arxiv_id"
 )
+#: Columns a store written before DOIs and arXiv ids were kept lacks: read as '' there,
+#: and added (empty) when such a store is copied into a new generation to be written.
+_LATER_COLUMNS = ("doi", "arxiv_id")
 _BATCH = 500  # stays under SQLite's limit on bound parameters per statement
 
 
@@ -66,6 +73,8 @@ def _row_to_paper(row: sqlite3.Row) -> Paper:
         url=row["url"],
         tldr=row["tldr"],
         primary_area=row["primary_area"],
+        doi=row["doi"],
+        arxiv_id=row["arxiv_id"],
     )
 
 
@@ -77,9 +86,19 @@ def _chunks(items: Sequence[object], size: int = _BATCH) -> Iterable[Sequence[ob
 class PaperStore:
     """One SQLite file of papers; opened read-only unless it is being written."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, *, writable: bool = False) -> None:
         self._db = connection
         self._db.row_factory = sqlite3.Row
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(papers)")}
+        missing = [name for name in _LATER_COLUMNS if name not in present]
+        if missing and writable:
+            for name in missing:
+                self._db.execute(f"ALTER TABLE papers ADD COLUMN {name} TEXT NOT NULL "
+                                 "DEFAULT ''")
+            missing = []
+        self._columns = ", ".join(f"'' AS {name}" if name in missing else name
+                                  for name in _COLUMNS.split(", "))
+        self._identifiers = not missing
 
     @classmethod
     def create(cls, path: Path) -> PaperStore:
@@ -98,7 +117,7 @@ class PaperStore:
         else:
             db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True,
                                  check_same_thread=False)
-        return cls(db)
+        return cls(db, writable=writable)
 
     @classmethod
     @contextmanager
@@ -125,10 +144,11 @@ class PaperStore:
         for position, paper in enumerate(papers):
             cursor = self._db.execute(
                 f"INSERT INTO papers ({_COLUMNS.removeprefix('key, ')}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (paper.id, paper.title, int(paper.title_derived), paper.abstract,
                  json.dumps(list(paper.authors)), json.dumps(list(paper.keywords)),
-                 paper.venue, paper.year, paper.url, paper.tldr, paper.primary_area),
+                 paper.venue, paper.year, paper.url, paper.tldr, paper.primary_area,
+                 paper.doi, paper.arxiv_id),
             )
             key = cursor.lastrowid
             assert key is not None
@@ -154,12 +174,28 @@ class PaperStore:
                 found[row["id"]] = int(row["key"])
         return found
 
+    def keys_by_identifier(self, column: str, values: Iterable[str]) -> dict[str, int]:
+        """The key of each normalised DOI (`column` doi) or arXiv id (arxiv_id) stored;
+        for one shared by several papers, the oldest."""
+        if column not in _LATER_COLUMNS:
+            raise ValueError(f"not an identifier column: {column}")
+        found: dict[str, int] = {}
+        if not self._identifiers:
+            return found
+        for chunk in _chunks([value for value in values if value]):
+            marks = ",".join("?" * len(chunk))
+            query = (f"SELECT {column}, min(key) FROM papers WHERE {column} IN ({marks}) "
+                     f"GROUP BY {column}")
+            for value, key in self._db.execute(query, chunk):
+                found[str(value)] = int(key)
+        return found
+
     def papers(self, keys: Iterable[int]) -> dict[int, Paper]:
         """Papers by key, for the keys that are stored."""
         found: dict[int, Paper] = {}
         for chunk in _chunks([int(key) for key in keys]):
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT {_COLUMNS} FROM papers WHERE key IN ({marks})"
+            query = f"SELECT {self._columns} FROM papers WHERE key IN ({marks})"
             for row in self._db.execute(query, chunk):
                 found[int(row["key"])] = _row_to_paper(row)
         return found
@@ -175,7 +211,7 @@ class PaperStore:
 
     def iter_papers(self) -> Iterable[tuple[int, Paper]]:
         """Every (key, paper), by key."""
-        for row in self._db.execute(f"SELECT {_COLUMNS} FROM papers ORDER BY key"):
+        for row in self._db.execute(f"SELECT {self._columns} FROM papers ORDER BY key"):
             yield int(row["key"]), _row_to_paper(row)
 
     def filter_keys(self, filters: Filters) -> NDArray[np.int64]:

@@ -185,7 +185,8 @@ def test_bibtex_record_is_the_whole_mapping() -> None:
     record = bibtex_record("k", {"TITLE": "T", "abstract": "A.", "author": "B, A and C D",
                                  "journal": "J", "year": "2020", "keywords": "x;y"})
     assert record == {"id": "k", "title": "T", "abstract": "A.", "authors": ["A B", "C D"],
-                      "year": "2020", "venue": "J", "keywords": ["x", "y"], "url": ""}
+                      "year": "2020", "venue": "J", "keywords": ["x", "y"], "url": "",
+                      "arxiv_id": ""}
     # An accent opening a name after "and" survives the split (bibtexparser's drops it).
     names = bibtex_record("k", {"author": "J\\\"org M\\\"uller and \\'Emile Zola"})["authors"]
     assert names == ["Jörg Müller", "Émile Zola"]

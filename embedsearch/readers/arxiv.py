@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from ..identifiers import normalise_doi
 from .base import Located, Skipped, register_format
 from .jsonl import read_json_lines
 from .latex import latex_to_text
@@ -76,6 +77,7 @@ def arxiv_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
         "year": _year(raw, where),
         "venue": "arXiv",
         "url": f"https://arxiv.org/abs/{identifier}" if identifier else "",
+        "doi": normalise_doi(optional_text(raw, "doi", where)),  # the journal's, if any
     }
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..identifiers import normalise_arxiv_id
 from .base import Located, Skipped, read_text, register_format
 from .latex import latex_to_text
 from .layouts import Converted, doi_url, first_last, foreign_papers, split_keywords
@@ -34,6 +35,7 @@ BIBTEX_FIELDS: dict[str, tuple[str, ...]] = {
     "venue": ("journal", "booktitle", "journaltitle"),
     "keywords": ("keywords",),
     "url": ("doi", "url"),
+    "arxiv_id": ("eprint (with archiveprefix or eprinttype arXiv)",),
 }
 
 #: Entry types that hold what their children share (a proceedings volume, a book):
@@ -101,6 +103,7 @@ def bibtex_record(key: str, fields: Mapping[str, str]) -> dict[str, object]:
     """
     fields = {name.lower(): value for name, value in fields.items()}
     doi = fields.get("doi", "").strip()
+    archive = (fields.get("archiveprefix") or fields.get("eprinttype") or "").strip().lower()
     return {
         "id": key,
         "title": latex_to_text(fields.get("title", "")),
@@ -110,6 +113,9 @@ def bibtex_record(key: str, fields: Mapping[str, str]) -> dict[str, object]:
         "venue": latex_to_text(_first(fields, BIBTEX_FIELDS["venue"])),
         "keywords": split_keywords(latex_to_text(fields.get("keywords", ""))),
         "url": doi_url(doi) if doi else fields.get("url", "").strip(),
+        # Only a valid id: a bibliography's eprint of another archive, or a typo, is no
+        # reason to refuse the entry.
+        "arxiv_id": normalise_arxiv_id(fields.get("eprint", "")) if archive == "arxiv" else "",
     }
 
 

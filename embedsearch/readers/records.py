@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..identifiers import identifiers_in_url, normalise_arxiv_id, normalise_doi
 from ..papers import Paper, derive_title
 
 __all__ = ["RECORD_FIELDS", "Where", "kind", "paper_from_record", "papers_from_records"]
@@ -21,11 +22,13 @@ __all__ = ["RECORD_FIELDS", "Where", "kind", "paper_from_record", "papers_from_r
 #: The fields a record may carry; anything else in a record is ignored.
 RECORD_FIELDS = (
     "id", "title", "abstract", "authors", "keywords", "venue", "year", "url", "tldr",
-    "primary_area",
+    "primary_area", "doi", "arxiv_id",
 )
 # Public paper lists name some fields differently; the canonical name wins if both exist.
 _ALIASES = {"author": "authors", "site": "url"}
-_STRING_FIELDS = ("title", "venue", "url", "tldr", "primary_area")
+_STRING_FIELDS = ("title", "venue", "url", "tldr", "primary_area", "doi", "arxiv_id")
+#: An arXiv paper's DataCite DOI names its arXiv id.
+_ARXIV_DOI = "10.48550/arxiv."
 _LIST_FIELDS = ("authors", "keywords")
 # JSON escapes can spell half of a surrogate pair ("\ud800"), which no UTF-8 store accepts.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -121,6 +124,24 @@ def _identifier(value: object, default: str, where: Where) -> str:
     return value.strip()
 
 
+def _identifiers(text: dict[str, str], where: Where) -> tuple[str, str]:
+    """(DOI, arXiv id) of a record: its own fields (refused when they are not one), else
+    what its URL gives; an arXiv DOI gives the arXiv id too."""
+    doi = normalise_doi(text["doi"])
+    if text["doi"] and not doi:
+        raise where.error(f"expected a DOI such as 10.1000/xyz, got {text['doi'][:60]!r}",
+                          "doi")
+    arxiv = normalise_arxiv_id(text["arxiv_id"])
+    if text["arxiv_id"] and not arxiv:
+        raise where.error(f"expected an arXiv id such as 2401.01234, got "
+                          f"{text['arxiv_id'][:60]!r}", "arxiv_id")
+    from_url = identifiers_in_url(text["url"])
+    doi = doi or from_url[0]
+    if not arxiv and doi.startswith(_ARXIV_DOI):
+        arxiv = normalise_arxiv_id(doi.removeprefix(_ARXIV_DOI))
+    return doi, arxiv or from_url[1]
+
+
 def paper_from_record(
     raw: Mapping[str, object],
     *,
@@ -149,6 +170,7 @@ def paper_from_record(
     if not abstract and not (title_only and text["title"]):
         raise where.error("is empty; every paper needs an abstract", "abstract")
     lists = {name: _string_list(fields.get(name), name, where) for name in _LIST_FIELDS}
+    doi, arxiv_id = _identifiers(text, where)
     return Paper(
         id=_identifier(fields.get("id"), default_id, where),
         abstract=abstract,
@@ -161,6 +183,8 @@ def paper_from_record(
         url=text["url"],
         tldr=text["tldr"],
         primary_area=text["primary_area"],
+        doi=doi,
+        arxiv_id=arxiv_id,
     )
 
 

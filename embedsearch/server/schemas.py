@@ -67,6 +67,8 @@ class _Paper(BaseModel):
     url: str
     tldr: str
     primary_area: str
+    doi: str = ""
+    arxiv_id: str = ""
 
 
 class PaperOut(_Paper):
@@ -92,6 +94,8 @@ class HitOut(BaseModel):
     url: str
     tldr: str
     primary_area: str
+    doi: str = ""
+    arxiv_id: str = ""
     dense_score: float | None = None
     lexical_score: float | None = None
     evidence: str | None = None
@@ -176,6 +180,8 @@ class PaperIn(BaseModel):
     url: Annotated[str, Field(max_length=2_000)] = ""
     tldr: Annotated[str, Field(max_length=10_000)] = ""
     primary_area: _Text = ""
+    doi: Annotated[str, Field(max_length=500)] = ""
+    arxiv_id: Annotated[str, Field(max_length=100)] = ""
 
 
 class PapersIn(BaseModel):

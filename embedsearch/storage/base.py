@@ -127,6 +127,12 @@ class View(ABC):
         """The key of each normalised title (`papers.normalise_title`) the index holds;
         for a title shared by several papers, the oldest."""
 
+    def keys_by_identifier(self, kind: str, values: Iterable[str]) -> dict[str, int]:
+        """The key of each normalised DOI (`kind` "doi") or arXiv id ("arxiv_id") the
+        index holds; for one shared by several papers, the oldest. A storage that does
+        not index identifiers matches none (given papers then match by title)."""
+        return {}
+
     @abstractmethod
     def papers(self, keys: Iterable[int]) -> dict[int, Paper]:
         """Papers by key, for the keys the index holds."""

@@ -94,6 +94,9 @@ class LocalView(View):
             self._titles = found
         return {title: self._titles[title] for title in titles if title in self._titles}
 
+    def keys_by_identifier(self, kind: str, values: Iterable[str]) -> dict[str, int]:
+        return self.store.keys_by_identifier(kind, values)
+
     def papers(self, keys: Iterable[int]) -> dict[int, Paper]:
         return self.store.papers(keys)
 

@@ -190,4 +190,6 @@ def paper_of(record: dict[str, Any]) -> Paper:
         url=str(record.get("url", "")),
         tldr=str(record.get("tldr", "")),
         primary_area=str(record.get("primary_area", "")),
+        doi=str(record.get("doi", "")),
+        arxiv_id=str(record.get("arxiv_id", "")),
     )
