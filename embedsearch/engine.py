@@ -34,8 +34,9 @@ from .indexing import (
 from .info import IndexInfo, describe
 from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .live import LiveIndex, Update
+from .mapping import MapShelf, map_of_snapshot
 from .papers import DEFAULT_FIELDS, Paper
-from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
+from .projection import CorpusMap
 from .readers import read_papers
 from .readers.records import papers_from_records
 from .results import Hits
@@ -60,7 +61,7 @@ class SearchEngine:
         self._live = LiveIndex(directory, verify=verify,
                                secrets={"token": milvus_token} if milvus_token else {})
         self._encoder: tuple[dict[str, Any], Encoder] | None = None  # (for model, encoder)
-        self._map: tuple[int, CorpusMap | None] | None = None  # (generation, its map)
+        self._maps = MapShelf()
         if model is not None or backend is not None or query_prompt is not None:
             self._get_encoder()  # refuse a mismatched encoder now, not at the first query
 
@@ -343,31 +344,22 @@ class SearchEngine:
         A map computed from other data (before an add or remove) is never returned.
         """
         with self._reading():
-            manifest = self._manifest
-            if self._map is None or self._map[0] != manifest.generation:
-                found = current_map(self._directory.files_dir(manifest), manifest.files)
-                self._map = (manifest.generation, found)
-            return self._map[1]
+            return self._maps.current(self._directory, self._manifest)
 
     def compute_map(self, *, wait: float | None = DEFAULT_WAIT) -> CorpusMap | None:
         """Compute the map and store it with the index (a new generation sharing the data
         files); None, storing nothing, if the index changed meanwhile. Minutes for large
         indexes; only the snapshot and the commit hold the lock, so queries go on."""
         with self._reading():
-            manifest = self._manifest
-            keys = self._view.keys()
-            vectors = self._view.vectors(keys)
-            papers = self._view.papers(keys)
-        source = {name: str(entry["sha256"]) for name, entry in manifest.files.items()
-                  if name != MAP_FILE}
-        texts = [label_text(papers[int(key)]) for key in keys]
-        corpus_map = compute_map(keys, vectors, texts, source)
+            manifest, keys = self._manifest, self._view.keys()
+            vectors, papers = self._view.vectors(keys), self._view.papers(keys)
+        corpus_map = map_of_snapshot(manifest, keys, vectors, papers)
         published = attach_map(self._directory, manifest, corpus_map, wait=wait)
         if published is None:
             return None
         with self._reading():  # loads the map's generation, or one newer still
             if self._manifest.generation == published.generation:
-                self._map = (published.generation, corpus_map)
+                self._maps.keep(published.generation, corpus_map)
         return corpus_map
 
     def map_papers(self, corpus_map: CorpusMap) -> list[Paper]:
