@@ -39,9 +39,10 @@ class Encoder:
     `backend` is torch (the reference), cuda (torch on a GPU, float16), onnx,
     onnx-int8, openvino, openvino-bf16, openvino-int8, or auto: cuda when torch sees a
     GPU, else the fastest that agrees with torch on this machine, once prepared; a job
-    of fewer than `calibrate.PREPARE_AT` texts (`job_size`) starts on torch rather than
-    waiting for that preparation. `query_prompt` / `document_prompt` override the
-    model's own prompts ("" for none). Models load on first use.
+    of fewer than `calibrate.PREPARE_AT` texts (`job_size`) runs on the float32 export
+    (`calibrate.quick_backend`) rather than wait for that preparation. `query_prompt` /
+    `document_prompt` override the model's own prompts ("" for none). Models load on
+    first use.
     """
 
     def __init__(
@@ -75,8 +76,8 @@ class Encoder:
 
     def _auto(self, job_size: int | None) -> str:
         # Only torch knows where a prompt ends for a model that pools without it.
-        if (self.prompts.query or self.prompts.document) and not self.spec.layout(
-        ).include_prompt:
+        prompted = bool(self.prompts.query or self.prompts.document)
+        if prompted and not self.spec.layout().include_prompt:
             return "torch"
         return choose_backend(self.spec, self.cache_root, self.threads, job_size)
 
