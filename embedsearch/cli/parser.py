@@ -77,7 +77,7 @@ def _add_encoder_options(parser: argparse.ArgumentParser) -> None:
                              "openvino-int8, or auto (default): cuda when torch sees a GPU, "
                              "else the fastest that agrees with torch on this machine, "
                              "measured once a job of 1,500+ papers repays it (smaller jobs "
-                             "start on torch at once)")
+                             "run on the float32 ONNX export meanwhile)")
     parser.add_argument("--batch-size", type=int, help="texts per encoding batch "
                                                         "(default: the backend's best)")
     parser.add_argument("--no-cache", action="store_true",
