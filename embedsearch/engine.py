@@ -20,7 +20,7 @@ import numpy as np
 from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
 from .errors import PaperNotFoundError, QueryError
-from .examples import example_text, example_vector, resolve_examples
+from .examples import example_text, example_vector, match_keys, resolve_examples
 from .filters import Filters
 from .indexing import (
     DEFAULT_LEXICAL_FIELDS,
@@ -153,8 +153,10 @@ class SearchEngine:
     def build_from_files(cls, out: str | os.PathLike[str],
                          paths: Iterable[str | os.PathLike[str]], *,
                          format: str | None = None, **options: Any) -> SearchEngine:
-        """Read `paths` (txt, jsonl, json, csv, tsv; `format` overrides) and `build`."""
-        return cls.build(out, read_papers([Path(p) for p in paths], format), **options)
+        """Read `paths` (any input format; `format` overrides) and `build`."""
+        title_only = bool(options.get("allow_title_only", False))
+        return cls.build(out, read_papers([Path(p) for p in paths], format,
+                                          title_only=title_only), **options)
 
     @classmethod
     def open_default(cls, path: str | os.PathLike[str] = DEFAULT_INDEX, *,
@@ -334,6 +336,14 @@ class SearchEngine:
             return Hits(self._retriever().hits(request, k, "dense", filters,
                                                diverse, evidence))
 
+    def match_papers(self, papers: Sequence[Paper]) -> list[str | None]:
+        """The id of the index's paper each given paper is (same id, DOI, arXiv id or
+        normalised title, as `similar_to_papers` matches them), or None."""
+        with self._reading():
+            keys = match_keys(papers, self._view)
+            found = self._view.papers(key for key in keys if key is not None)
+        return [found[key].id if key is not None and key in found else None for key in keys]
+
     def _keys(self, paper_ids: Sequence[str]) -> np.ndarray:
         return np.array(sorted({self._key(i) for i in paper_ids}), dtype=np.int64)
 
@@ -400,10 +410,12 @@ class SearchEngine:
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
                   format: str | None = None, progress: bool = False,
-                  wait: float | None = DEFAULT_WAIT, executor: Executor | None = None) -> int:
+                  wait: float | None = DEFAULT_WAIT, executor: Executor | None = None,
+                  allow_title_only: bool = False) -> int:
         """`add` the papers of `paths`."""
-        return self.add(read_papers([Path(p) for p in paths], format), progress=progress,
-                        wait=wait, executor=executor)
+        papers = read_papers([Path(p) for p in paths], format, title_only=allow_title_only)
+        return self.add(papers, progress=progress, wait=wait, executor=executor,
+                        allow_title_only=allow_title_only)
 
     def remove(self, paper_ids: Iterable[str], *, wait: float | None = DEFAULT_WAIT) -> int:
         """Remove papers by id (all must exist, or nothing changes); returns the count.

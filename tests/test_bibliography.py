@@ -262,3 +262,32 @@ def test_titles_on_one_topic_find_its_paper_among_5000(cli: Cli, tmp_path: Path)
              if dev.papers[target].id in [hit["id"] for hit in found] else 99
              for found in (hits, alone)]
     assert ranks[0] <= ranks[1]
+
+
+def test_post_bibliography_reads_a_file_and_matches_it_to_the_index(
+        seed_engine: SearchEngine) -> None:
+    from fastapi.testclient import TestClient
+
+    from embedsearch.server import create_app
+
+    held = seed_engine.get("000_ae22c05437d8edef:3")
+    text = (f"@article{{mine, title={{{held.title}}}}}\n"  # another key, the same title
+            "@article{out, title={Sparse attention}, abstract={We sparsify attention.}}\n"
+            "@article{bare, title={Graph diffusion for molecules}}\n"
+            "@article{broken, title={never closed,\n")
+    with TestClient(create_app(seed_engine, compute_map=False),
+                    base_url="http://localhost") as client:
+        response = client.post("/bibliography", json={"name": "thesis.bib", "text": text})
+        assert response.status_code == 200, response.text
+        data = response.json()
+        assert [(p["id"], p["match"]) for p in data["papers"]] == [
+            ("mine", held.id), ("out", None), ("bare", None)]
+        assert data["papers"][2]["abstract"] == ""
+        (skipped,) = data["skipped"]
+        assert skipped["malformed"] and skipped["entry"] == "broken (line 4)"
+        refused = client.post("/bibliography", json={"name": "refs.docx", "text": "x"})
+        assert refused.status_code == 422 and refused.json()["parameter"] == "name"
+        empty = client.post("/bibliography", json={"name": "n.bib", "text": "% nothing\n"})
+        assert empty.status_code == 422 and empty.json()["parameter"] == "text"
+        assert empty.json()["detail"].startswith("text: n.bib: no papers found")
+        assert "upload" not in empty.json()["detail"]

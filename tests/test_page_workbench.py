@@ -203,6 +203,33 @@ def test_reading_list_from_star_to_recommendations_and_back_out(page: Any,
     assert result_ids(page) == [second, "not-a-paper"]
 
 
+def test_importing_a_bibliography_keeps_what_the_index_lacks_for_recommended(
+        page: Any) -> None:
+    # A researcher's own .bib: one entry the index holds (another key, the same title),
+    # one outside it with an abstract, one known by its title alone, one broken.
+    bib = (r"@inproceedings{mine1, title={Visual prompting with learned pixel patches}}"
+           "\n@article{mine2, title={Prompt tuning for vision transformers},\n"
+           "  abstract={We tune a few prompt tokens of a frozen vision transformer.}}\n"
+           "@article{mine3, title={Offline reinforcement learning from human preferences}}\n"
+           "@article{broken, title={never closed,\n")
+    page.click("#tab-library")
+    wait_status(page, "starred papers")
+    page.set_input_files("#list-import", files=[{
+        "name": "thesis.bib", "mimeType": "text/plain", "buffer": bib.encode()}])
+    wait_status(page, "Imported 3 entries into “thesis”: 1 in this index, 2 from outside it "
+                      "(1 known by title alone), used for Recommended; 1 skipped.")
+    expect(page.locator(".results .result")).to_have_count(1, timeout=WAIT_MS)
+    assert result_ids(page) == ["test:neurips2024"]
+    outside = page.eval_on_selector_all(".outside-list li", "els => els.map(e => e.textContent)")
+    assert outside == ["Prompt tuning for vision transformers",
+                       "Offline reinforcement learning from human preferences"]
+    page.click("#tab-recommended")
+    wait_status(page, "papers like the 1 starred and 2 from your bibliography in “thesis”")
+    shown = result_ids(page)
+    assert shown and "test:neurips2024" not in shown
+    shot(page, "recommended-from-bibliography")
+
+
 def test_recommended_without_post_similar_merges_one_query_per_paper(page: Any) -> None:
     # A server from before POST /similar answers it 404: the page asks GET
     # /papers/{id}/similar for each starred paper and merges the lists by best score.

@@ -31,7 +31,9 @@ from ..engine import SearchEngine
 from ..errors import IndexBusyError, InputError, PaperNotFoundError, QueryError
 from ..filters import Filters
 from ..results import hit_record
+from .apierror import ApiError
 from .batching import SearchBatcher
+from .bibliography import bibliography_routes
 from .maps import MapService
 from .schemas import (
     LIMITS,
@@ -74,14 +76,6 @@ Venue = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
 Keyword = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
                     Query(max_length=LIMITS.filter_values,
                           description="only papers with one of these author keywords")]
-
-
-class ApiError(Exception):
-    """A request the API refuses: HTTP status, message, and the parameter at fault."""
-
-    def __init__(self, status: int, detail: str, parameter: str | None = None) -> None:
-        super().__init__(detail)
-        self.status, self.detail, self.parameter = status, detail, parameter
 
 
 def _error(status: int, detail: str, parameter: str | None = None) -> JSONResponse:
@@ -356,6 +350,7 @@ def create_app(engine: SearchEngine, *, allow_writes: bool = False, compute_map:
     writes = _bearer(access.token is not None or access.read_token is not None)
     writer = _write_routes(engine, maps, allow_writes, write_wait)
     routers = [(_search_routes(engine, batcher), reads), (_paper_routes(engine), reads),
+               (bibliography_routes(engine), reads),
                (writer, writes), (_service_routes(engine, maps, allow_writes), reads),
                (_page_routes(), [])]
     for router, dependencies in routers:

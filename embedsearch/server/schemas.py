@@ -48,6 +48,7 @@ class Limits:
     filter_chars: int = 200
     papers_per_add: int = 500
     body_bytes: int = 8_000_000
+    bibliography_chars: int = 5_000_000
 
 
 LIMITS = Limits()
@@ -212,6 +213,37 @@ class SimilarPapersIn(BaseModel):
     year: Annotated[str, Field(max_length=20)] | None = None
     venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+
+
+class BibliographyIn(BaseModel):
+    """A bibliography file's text and name (its extension tells the format: .bib,
+    .bibtex, .ris, .json for CSL-JSON, .jsonl)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    text: Annotated[str, Field(min_length=1, max_length=LIMITS.bibliography_chars)]
+
+
+class BibliographyPaperOut(_Paper):
+    """One entry read as a paper; `match` is the id of the index's paper it is (same
+    id, DOI, arXiv id or title), or null for a paper outside the index."""
+
+    match: str | None
+
+
+class SkippedOut(BaseModel):
+    """An entry passed over: where, which, why."""
+
+    line: int | None
+    entry: str
+    reason: str
+    malformed: bool
+
+
+class BibliographyOut(BaseModel):
+    papers: list[BibliographyPaperOut]
+    skipped: list[SkippedOut]
 
 
 class WriteOut(BaseModel):

@@ -1,7 +1,9 @@
 // The reader's named lists of starred and dismissed papers, kept in this browser's
 // localStorage: the server stays read-only and shared, each reader keeps their own.
-// Stored as { version, current, lists: [{ name, starred: [id], dismissed: [id] }],
-// papers: { id: metadata } }: a paper's metadata once, however many lists hold it.
+// Stored as { version, current, lists: [{ name, starred: [id], dismissed: [id],
+// outside?: [record] }], papers: { id: metadata } }: a paper's metadata once, however
+// many lists hold it. `outside` holds the entries of an imported bibliography that the
+// index does not hold (title-only ones too): examples for Recommended, sent as records.
 "use strict";
 
 (() => {
@@ -117,9 +119,12 @@
       data.current = data.lists[0].name;
       save();
     },
-    importIds(name, ids) {
-      // A new list holding `ids` (starred, in file order); returns its name.
+    outside: () => [...(current().outside || [])],
+    importIds(name, ids, outside = []) {
+      // A new list holding `ids` (starred, in file order) and, from a bibliography, the
+      // records of its entries outside the index; returns its name.
       const list = { name: uniqueName(name), starred: [...new Set(ids)], dismissed: [] };
+      if (outside.length) list.outside = outside;
       data.lists.push(list);
       data.current = list.name;
       save();

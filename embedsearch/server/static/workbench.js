@@ -69,7 +69,7 @@
     const pick = el("select", { id: "list-pick", "aria-label": "Current list",
       onchange: (event) => lib.use(event.target.value) },
     lib.names().map((n) => el("option", { value: n, selected: n === lib.currentName() }, n)));
-    const file = el("input", { type: "file", id: "list-import", accept: ".txt,.ids,.bib,text/plain",
+    const file = el("input", { type: "file", id: "list-import", accept: ".txt,.ids,.bib,.bibtex,.ris,.json,.jsonl,text/plain",
       class: "visually-hidden", onchange: (event) => importFile(event.target, note) });
     return el("div", { class: "list-controls" },
       el("label", {}, "List ", pick),
@@ -79,13 +79,27 @@
       el("button", { type: "button", id: "list-delete", onclick: () => {
         if (window.confirm(`Delete the list “${lib.currentName()}”?`)) lib.remove();
       } }, "Delete"),
-      el("label", { class: "button import" }, "Import ids…", file), note);
+      el("label", { class: "button import" }, "Import ids or a bibliography…", file), note);
   }
+
+  const BIBLIOGRAPHY = /\.(bib|bibtex|ris|json|jsonl)$/i;
+  const OUTSIDE_FIELDS = ["id", "title", "abstract", "authors", "keywords", "venue", "year",
+    "url", "doi", "arxiv_id"];
 
   async function importFile(input, note) {
     const [file] = input.files;
     if (!file) return;
-    const ids = ES.exporter.parseIds(await file.text());
+    const text = await file.text();
+    if (BIBLIOGRAPHY.test(file.name)) {
+      try {
+        await importBibliography(file.name, text);
+        return;
+      } catch (error) {
+        // A server from before POST /bibliography: read the keys as ids, as before.
+        if (error.status !== 404 && error.status !== 405) { status(error.message, true); return; }
+      }
+    }
+    const ids = ES.exporter.parseIds(text);
     if (!ids.length) { note.textContent = `${file.name}: no ids in it.`; return; }
     const name = lib.importIds(file.name.replace(/\.[^.]*$/, ""), ids);
     const found = (await fetchPapers(ids)).filter(Boolean);
@@ -93,6 +107,22 @@
     const missing = ids.length - found.length;
     status(`Imported ${ids.length} ids into “${name}”` +
       (missing ? `; ${missing} of them are not in this index.` : "."));
+  }
+
+  async function importBibliography(filename, text) {
+    // The server reads the file as the command line does and matches each entry to the
+    // index (id, DOI, arXiv id, title); the rest are kept as records for Recommended.
+    const data = await ES.api("/bibliography", null, { name: filename, text });
+    const matched = data.papers.filter((p) => p.match);
+    const outside = data.papers.filter((p) => !p.match).map((p) =>
+      Object.fromEntries(OUTSIDE_FIELDS.filter((f) => p[f] !== undefined).map((f) => [f, p[f]])));
+    const name = lib.importIds(filename.replace(/\.[^.]*$/, ""), matched.map((p) => p.match),
+      outside);
+    lib.remember((await fetchPapers(matched.map((p) => p.match))).filter(Boolean));
+    const titled = outside.filter((p) => !p.abstract).length;
+    status(`Imported ${data.papers.length} entries into “${name}”: ${matched.length} in this ` +
+      `index, ${outside.length} from outside it (${titled} known by title alone), used for ` +
+      "Recommended" + (data.skipped.length ? `; ${data.skipped.length} skipped.` : "."));
   }
 
   async function showLibrary() {
@@ -107,6 +137,7 @@
     }
     const papers = ids.map((id) => lib.paper(id));
     const dismissed = lib.dismissed().map((id) => lib.paper(id));
+    const outside = lib.outside();
     status(lib.saveError() || `${papers.length} starred papers in “${lib.currentName()}”`,
       Boolean(lib.saveError()));
     show(el("h1", { class: "page-title" }, "Library"), listControls(),
@@ -114,10 +145,14 @@
         lib.currentName()),
       papers.length ? ES.resultList(papers, null, { label: "Starred papers" })
         : el("p", { class: "empty" }, "No papers here yet: star papers (☆) in the results " +
-          "or on a paper's page, or import a file of ids."),
+          "or on a paper's page, or import a file of ids or your bibliography (.bib, .ris)."),
       dismissed.length > 0 && el("details", { class: "dismissed-list" },
         el("summary", {}, `Dismissed (${dismissed.length})`),
-        ES.resultList(dismissed, null, { label: "Dismissed papers" })));
+        ES.resultList(dismissed, null, { label: "Dismissed papers" })),
+      outside.length > 0 && el("details", { class: "outside-list" },
+        el("summary", {}, `From your bibliography, not in this index (${outside.length}): ` +
+          "used for Recommended"),
+        el("ul", {}, outside.map((p) => el("li", {}, p.title || p.id)))));
   }
 
   // -- Recommended ----------------------------------------------------------------------
@@ -152,7 +187,9 @@
     // to its own by id, and their text chooses the evidence.
     const record = (paper) => ({ id: paper.id, title: paper.title, abstract: paper.abstract });
     const [likes, unlikes] = await Promise.all([fetchPapers(starred), fetchPapers(dismissed)]);
-    const papers = likes.filter(Boolean).map(record);
+    // An imported bibliography's entries outside the index go as they are (a title alone
+    // is enough: the server encodes it and weighs it half).
+    const papers = [...likes.filter(Boolean).map(record), ...lib.outside()].slice(0, MAX_POSTED);
     if (!papers.length) return [];
     const data = await ES.api("/similar", null,
       { papers, negatives: unlikes.filter(Boolean).map(record), k });
@@ -190,7 +227,7 @@
     document.title = "Recommended · embedsearch";
     const mine = ++generation;
     const starred = lib.starred();
-    if (!starred.length) {
+    if (!starred.length && !lib.outside().length) {
       status("");
       show(el("h1", { class: "page-title" }, "Recommended"), el("p", { class: "empty" },
         `Star papers in “${lib.currentName()}” and the papers most like them appear here.`));
@@ -203,7 +240,8 @@
       for (const hit of hits) {
         if (hit.because) hit.note = `like: ${lib.paper(hit.because).title || hit.because}`;
       }
-      status(`${hits.length} papers like the ${starred.length} starred in “${lib.currentName()}”` +
+      const outside = lib.outside().length ? ` and ${lib.outside().length} from your bibliography` : "";
+      status(`${hits.length} papers like the ${starred.length} starred${outside} in “${lib.currentName()}”` +
         (lib.dismissed().length ? `, unlike the ${lib.dismissed().length} dismissed` : ""));
       show(el("h1", { class: "page-title" }, "Recommended"),
         ES.exporter.toolbar(async () => hits, `recommended for ${lib.currentName()}`),
