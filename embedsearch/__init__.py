@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .encoding import Encoder
     from .engine import SearchEngine
     from .info import IndexInfo, index_info
-    from .readers import read_papers
+    from .readers import read_bibliography, read_papers
     from .results import Hit
     from .storage import Local, Milvus
 
@@ -61,6 +61,7 @@ __all__ = [
     "SearchEngine",
     "__version__",
     "index_info",
+    "read_bibliography",
     "read_papers",
 ]
 
@@ -70,6 +71,7 @@ _LAZY = {
     "IndexInfo": "info",
     "index_info": "info",
     "read_papers": "readers",
+    "read_bibliography": "readers",
     "Hit": "results",
     "Local": "storage",
     "Milvus": "storage",
