@@ -234,7 +234,7 @@ def test_ris_fields(tmp_path: Path, warned: list[str]) -> None:
     assert (second.id, second.title, second.authors, second.year, second.venue, second.url,
             second.abstract) == ("conf1", "Graph diffusion", ("Ann Lee",), 2022, "NeurIPS",
                                  "https://example.org/conf1", "Diffusion on graphs.")
-    assert warned == [f"{path}: skipped 1 entry without an abstract: refs:3 (line 26){HINT}"]
+    assert warned == [f"{path}: skipped 1 entry without an abstract: “No abstract” (line 26){HINT}"]
 
 
 @pytest.mark.parametrize(

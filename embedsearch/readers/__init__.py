@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..papers import Paper
 from . import arxiv, bibtex, csljson, csvfile, jsonarray, jsonl, openalex, ris, text  # noqa: F401
-from .base import FormatSpec, Located, Skipped, format_for, formats
+from .base import FormatSpec, Located, Skipped, format_for, formats, source_name
 
 # The imports above register each format (and layout); bibtexparser, rispy and pylatexenc
 # are imported only when a file of theirs is read.
@@ -89,11 +89,14 @@ def _finish_file(path: Path, spec: FormatSpec, kept: int, skipped: list[Skipped]
 
 
 def _title_only(path: Path, paper: Paper, place: str) -> Skipped:
-    """A title-only paper left out, named as the user finds it: "key (line 24)"."""
+    """A title-only paper left out, named as the user finds it: "key (line 24)", or by
+    its title where the file gave no id (a RIS entry without ID)."""
     position = place[len(str(path)):].lstrip(":").strip()  # "24" or "record 3"
     line = int(position) if position.isdigit() else None
     shown = f"line {position}" if line is not None else position
-    return Skipped(path, line, f"{paper.id} ({shown})", _NO_ABSTRACT)
+    derived = paper.id.startswith(f"{source_name(path)}:")
+    name = f"“{paper.title[:60]}”" if derived else paper.id
+    return Skipped(path, line, f"{name} ({shown})", _NO_ABSTRACT)
 
 
 def iter_papers(paths: Iterable[str | Path], format: str | None = None, *,
