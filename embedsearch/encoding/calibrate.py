@@ -1,7 +1,7 @@
 """`--backend auto`: the fastest backend whose vectors agree with the torch reference.
 
 A CUDA GPU, when torch sees one, wins outright. On a CPU the fastest backends need
-preparing once per model and machine (int8 calibration, timed rounds: about 35 s),
+preparing once per model and machine (int8 calibration, timed rounds: about 30 s),
 which only a large job repays (`worth_preparing`). A smaller job runs on the model's
 float32 ONNX export (`quick_backend`), which needs only the export; once the fast
 backends are prepared every job uses them.
@@ -126,11 +126,12 @@ def worth_preparing(texts: int | None, prepare_at: int = PREPARE_AT) -> bool:
     """Whether a job of `texts` texts repays preparing the fast backends (None: unknown,
     as for an `Encoder` made without a job size, which prepares as it always did).
 
-    The break-even, measured here (2 cores, bundled MiniLM, `embedsearch bench
-    --sections first-search`): preparing costs about 40 s, torch encodes about 19
-    abstracts/s and openvino-bf16 about 60, so the fast backend saves 36 ms a text and
-    catches up after ~1,100 texts; PREPARE_AT rounds that up, since a job just past it
-    gains nothing yet and the next one gains anyway once prepared.
+    The break-even, measured here (2 cores, bundled MiniLM): preparing takes 30.3 s
+    beyond the float32 export a small job uses anyway (`quick_backend`); that export
+    (onnx) encodes 29.9 dev papers/s and openvino-bf16, the verdict here, 94.8
+    (`embedsearch bench --sections encoding`), so each text saves 23 ms and the
+    preparation pays for itself after ~1,320 texts. PREPARE_AT rounds that up: a job
+    just past it gains nothing yet, but every later one gains, once prepared.
     """
     return texts is None or texts >= prepare_at
 
