@@ -63,8 +63,11 @@ def _machine() -> str:
             versions.append(f"{package}={metadata.version(package)}")
         except metadata.PackageNotFoundError:
             versions.append(f"{package}=none")
+    # The CPU backends on offer (cuda is never a CPU verdict: leaving it out keeps the
+    # verdicts measured before it existed).
+    offered = [name for name in backend_names() if name != "cuda"]
     text = (f"{platform.machine()}|{os.cpu_count()}|{flags}|{'|'.join(versions)}|"
-            f"{','.join(backend_names())}")
+            f"{','.join(offered)}")
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
