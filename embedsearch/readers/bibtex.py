@@ -131,25 +131,32 @@ def resolve_references(entries: dict[str, tuple[str, dict[str, str]]]
     its `crossref` (renamed as `_RENAMED`, own fields kept out) and `xdata` (as they are)
     name, recursively; keys are matched ignoring case, and a loop is cut."""
     by_key = {key.lower(): (key, kind, fields) for key, (kind, fields) in entries.items()}
-    resolved: dict[str, dict[str, str]] = {}
+    done: dict[str, dict[str, str]] = {}
+    started: set[str] = set()
 
-    def fields_of(key: str, seen: frozenset[str]) -> dict[str, str]:
-        _, _, own = by_key[key]
+    def fields_of(key: str) -> dict[str, str]:
+        # Each entry resolved once (a file whose entries all name each other stays
+        # linear); one met again while being resolved is a loop, cut at its own fields.
+        if key in done:
+            return done[key]
+        own = by_key[key][2]
+        if key in started:
+            return own
+        started.add(key)
         merged = dict(own)
         for name in (part.strip().lower() for part in own.get("xdata", "").split(",")):
-            if name in by_key and name not in seen:
-                for field, value in fields_of(name, seen | {name}).items():
+            if name in by_key:
+                for field, value in fields_of(name).items():
                     merged.setdefault(field, value)
         parent = own.get("crossref", "").strip().lower()
-        if parent in by_key and parent not in seen:
-            for field, value in fields_of(parent, seen | {parent}).items():
+        if parent in by_key:
+            for field, value in fields_of(parent).items():
                 if field not in _OWN_FIELDS:
                     merged.setdefault(_RENAMED.get(field, field), value)
+        done[key] = merged
         return merged
 
-    for key, (original, _, _) in by_key.items():
-        resolved[original] = fields_of(key, frozenset({key}))
-    return resolved
+    return {original: fields_of(key) for key, (original, _, _) in by_key.items()}
 
 
 def _referenced(entries: dict[str, tuple[str, dict[str, str]]]) -> set[str]:
