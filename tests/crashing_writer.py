@@ -49,7 +49,7 @@ def _install(point: str) -> None:
     if point == "before-staging":  # holding the lock, nothing staged yet
         layout.make_temp_dir = _die  # type: ignore[assignment]
     elif point == "while-encoding":
-        encoder.Encoder.encode = _die  # type: ignore[method-assign]
+        encoder.Encoder.encode_documents = _die  # type: ignore[method-assign]
     elif point == "while-copying":  # half of the store copied into the staging folder
         local.shutil.copyfile = _half_copy  # type: ignore[assignment]
     elif point == "while-checksumming":  # staged, not yet renamed into place

@@ -23,7 +23,7 @@ from .conftest import DEV_PAPERS, DEV_VECTORS, REPO, dev_records, needs_dev_data
 def test_given_vectors_index_like_encoded_ones(seed_files: list[Path], seed_engine: SearchEngine,
                                                tmp_path: Path) -> None:
     papers = list(read_papers(seed_files))
-    encoder = Encoder()
+    encoder = Encoder(backend=seed_engine.info().encoder_backend)  # the same vectors
     # Stored as float16 and scaled, as published embeddings may be: renormalised on build.
     given = (encoder.encode_documents([embedding_text(p) for p in papers]) * 3).astype(np.float16)
     build_index(IndexDirectory(tmp_path / "index"), papers, encoder, vectors=given)
