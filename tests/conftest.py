@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -108,3 +109,35 @@ def dev_vectors(count: int | None = None) -> np.ndarray:
     vectors = np.load(DEV_VECTORS, mmap_mode="r")
     chosen = np.asarray(vectors[:count] if count else vectors, dtype=np.float32)
     return chosen / np.linalg.norm(chosen, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def warned() -> Iterator[list[str]]:
+    """The messages the readers log (the CLI prints them on stderr)."""
+    messages: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    handler = Collect(logging.WARNING)
+    logger = logging.getLogger("embedsearch.readers")
+    logger.addHandler(handler)
+    yield messages
+    logger.removeHandler(handler)
+
+
+def model_copy(target: Path, **changes: dict[str, object] | None) -> Path:
+    """The bundled model's files linked into `target`, with each JSON file named in
+    `changes` (by its stem: sentence_bert_config=...) given those settings over its own
+    (None: the file left out): another model, or the same one configured otherwise."""
+    from embedsearch.encoding import resolve_model
+
+    shutil.copytree(resolve_model().path, target, copy_function=os.symlink)
+    for stem, settings in changes.items():
+        config = target / f"{stem}.json"
+        own = json.loads(config.read_text()) if config.exists() else {}
+        config.unlink(missing_ok=True)
+        if settings is not None:
+            config.write_text(json.dumps({**own, **settings}))
+    return target

@@ -4,9 +4,8 @@ crossref and xdata, RIS venues by exporter, a quiet --quiet and a --report."""
 from __future__ import annotations
 
 import json
-import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -82,19 +81,6 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.fixture
-def warned() -> Iterator[list[str]]:
-    messages: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            messages.append(record.getMessage())
-
-    handler = Collect(logging.WARNING)
-    logger = logging.getLogger("embedsearch.readers")
-    logger.addHandler(handler)
-    yield messages
-    logger.removeHandler(handler)
 
 
 def test_crossref_children_take_their_parents_venue_and_year(tmp_path: Path,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,13 +13,13 @@ import numpy as np
 import pytest
 
 from embedsearch import IndexIncompatibleError, SearchEngine, read_papers
-from embedsearch.encoding import EmbeddingCache, Encoder, default_cache_dir, resolve_model
+from embedsearch.encoding import EmbeddingCache, Encoder, default_cache_dir
 from embedsearch.encoding.calibrate import pick_backend
 from embedsearch.encoding.exported import ExportedBackend
 from embedsearch.encoding.torch_backend import TorchBackend
 from embedsearch.papers import embedding_text
 
-from .conftest import REPO, dev_records, dev_vectors, needs_dev_data
+from .conftest import REPO, dev_records, dev_vectors, model_copy, needs_dev_data
 
 EXPORTED = ["onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8"]
 # Agreement each backend must keep with torch float32, as cosine of the same text's vectors.
@@ -120,12 +119,7 @@ def test_cache_hits_misses_and_model_change(tmp_path: Path, seed_texts: list[str
     assert sum(calls) == 12 and np.array_equal(again[:10], first)
     assert EmbeddingCache(tmp_path).stats().vectors == 12
     # A different model (here: the bundled one reading 128 tokens) shares nothing.
-    other_model = tmp_path / "model"
-    shutil.copytree(resolve_model().path, other_model, copy_function=os.symlink)
-    config = other_model / "sentence_bert_config.json"
-    settings = json.loads(config.read_text())
-    config.unlink()
-    config.write_text(json.dumps({**settings, "max_seq_length": 128}))
+    other_model = model_copy(tmp_path / "model", sentence_bert_config={"max_seq_length": 128})
     other = Encoder(other_model, backend="torch", cache_dir=tmp_path)
     assert other.spec.fingerprint != encoder.spec.fingerprint
     assert other._embedding_cache().get(other._namespace(), seed_texts[:10], other.dim) == {}

@@ -3,19 +3,15 @@ model or several side by side; and with labelled ones."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from embedsearch import read_papers
-from embedsearch.encoding import resolve_model
 from embedsearch.evaluation import evaluate, self_supervised
 
-from .conftest import DEV_PAPERS, CliResult, needs_dev_data
+from .conftest import DEV_PAPERS, CliResult, model_copy, needs_dev_data
 
 Cli = Callable[..., CliResult]
 
@@ -43,12 +39,7 @@ def test_eval_of_the_seed_corpus_compares_two_models_side_by_side(
         cli: Cli, seed_files: list[Path], tmp_path: Path) -> None:
     # A second model: the bundled one reading 64 tokens, a model that sees less of each
     # abstract, so it must score differently.
-    short = tmp_path / "short-model"
-    shutil.copytree(resolve_model().path, short, copy_function=os.symlink)
-    settings = short / "sentence_bert_config.json"
-    config = json.loads(settings.read_text())
-    settings.unlink()
-    settings.write_text(json.dumps({**config, "max_seq_length": 64}))
+    short = model_copy(tmp_path / "short-model", sentence_bert_config={"max_seq_length": 64})
     result = cli("eval", "--corpus", *seed_files, "--model", "all-MiniLM-L6-v2", "--model",
                  short, "--work", tmp_path / "work", "--json")
     assert result.code == 0, result.err

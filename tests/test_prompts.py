@@ -4,8 +4,6 @@ own `encode_query` / `encode_document`, the manifest, the cache, the query check
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from embedsearch.encoding import Encoder, Prompts, resolve_model
 from embedsearch.encoding.prompts import model_prompts, resolve_prompts
 from embedsearch.papers import embedding_text
 
-from .conftest import CliResult
+from .conftest import CliResult, model_copy
 
 Cli = Callable[..., CliResult]
 BACKENDS = ["torch", "onnx", "openvino", "openvino-bf16", "onnx-int8", "openvino-int8"]
@@ -29,24 +27,14 @@ QUERIES = ["offline preference-based reinforcement learning", "low-rank visual p
            "graph neural networks for molecules"]
 
 
-def _copy_model(target: Path, config: dict[str, Any] | None) -> Path:
-    """The bundled model's files (linked), with `config` as its sentence-transformers
-    configuration."""
-    shutil.copytree(resolve_model().path, target, copy_function=os.symlink)
-    settings = target / "config_sentence_transformers.json"
-    settings.unlink()
-    if config is not None:
-        settings.write_text(json.dumps(config))
-    return target
-
-
 @pytest.fixture(scope="module")
 def prompted_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled model whose configuration carries e5-style prompts, as models on the
     hub do (the default prompt is the document's, to check that queries ignore it)."""
-    return _copy_model(tmp_path_factory.mktemp("model") / "prompted", {
-        "prompts": {"query": "query: ", "document": "passage: "},
-        "default_prompt_name": "document"})
+    return model_copy(tmp_path_factory.mktemp("model") / "prompted",
+                      config_sentence_transformers={
+                          "prompts": {"query": "query: ", "document": "passage: "},
+                          "default_prompt_name": "document"})
 
 
 @pytest.fixture(scope="module")
@@ -74,12 +62,14 @@ def test_the_model_configuration_gives_the_prompts(prompted_model: Path) -> None
     # encode_document's documented order: document, then passage, then corpus. (Some
     # sentence-transformers 6 releases add an empty "document" prompt of their own when
     # loading, which hides a configured "passage"; the configuration's intent is read.)
-    passage = _copy_model(prompted_model.parent / "passage", {
+    passage = model_copy(prompted_model.parent / "passage", config_sentence_transformers={
         "prompts": {"query": "q: ", "passage": "p: ", "corpus": "c: "}})
     assert model_prompts("x", passage).document == "p: "
     # Only the default prompt: both roles take it (sentence-transformers 5's reading).
-    only_default = _copy_model(prompted_model.parent / "default-only", {
-        "prompts": {"classification": "classify: "}, "default_prompt_name": "classification"})
+    only_default = model_copy(prompted_model.parent / "default-only",
+                              config_sentence_transformers={
+                                  "prompts": {"classification": "classify: "},
+                                  "default_prompt_name": "classification"})
     assert model_prompts("x", only_default).query == "classify: "
     assert model_prompts("x", only_default).document == "classify: "
 
@@ -187,7 +177,7 @@ def read_papers_from(record: dict[str, str]) -> Any:
 
 
 def test_known_families_apply_only_when_nothing_else_says(tmp_path: Path) -> None:
-    bare = _copy_model(tmp_path / "e5-base-v2", None)
+    bare = model_copy(tmp_path / "e5-base-v2", config_sentence_transformers=None)
     found = model_prompts("intfloat/e5-base-v2", bare)
     assert (found.query, found.document) == ("query: ", "passage: ")
     assert found.source == "known family: e5"

@@ -8,8 +8,7 @@ abstract (skipped and reported, or refused when none is left).
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -142,20 +141,6 @@ def error_of(path: Path, format: str | None = None, *, strict: bool = False) -> 
 HINT = " (--allow-title-only indexes entries on their titles)"
 
 
-@pytest.fixture
-def warned() -> Iterator[list[str]]:
-    """The messages the readers log (the CLI prints them on stderr)."""
-    messages: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            messages.append(record.getMessage())
-
-    handler = Collect(logging.WARNING)
-    logger = logging.getLogger("embedsearch.readers")
-    logger.addHandler(handler)
-    yield messages
-    logger.removeHandler(handler)
 
 
 def test_the_command_line_offers_every_registered_format() -> None:
