@@ -75,14 +75,6 @@ class Prompts:
         """Whether vectors made under both are comparable (the texts, not the source)."""
         return (self.query, self.document) == (other.query, other.document)
 
-    def for_role(self, role: Role) -> str:
-        return self.query if role == "query" else self.document
-
-    def describe(self) -> str:
-        """One line for people: the two prompts and their source."""
-        if not (self.query or self.document):
-            return "none"
-        return f"query {self.query!r}, document {self.document!r} ({self.source})"
 
 
 def _configured(path: Path) -> tuple[str | None, str | None]:

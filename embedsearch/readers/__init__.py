@@ -45,23 +45,26 @@ def _names(entries: list[Skipped]) -> str:
     return shown + more
 
 
+def _entries(count: int, kind: str = "") -> str:
+    """Counted and named: "1 entry", "3 malformed entries"."""
+    return " ".join(filter(None, [str(count), kind, "entry" if count == 1 else "entries"]))
+
+
 def _summary(path: Path, skipped: list[Skipped]) -> str:
     """Every kind of problem of one file in one line: counts and the first few."""
     parts = []
     missing = [entry for entry in skipped if entry.reason == _NO_ABSTRACT]
     if missing:
-        parts.append(f"skipped {len(missing)} {'entry' if len(missing) == 1 else 'entries'} "
-                     f"without an abstract: {_names(missing)}")
+        parts.append(f"skipped {_entries(len(missing))} without an abstract: "
+                     f"{_names(missing)}")
     malformed = [entry for entry in skipped if entry.malformed]
     if malformed:
-        first = malformed[0]
-        parts.append(f"skipped {len(malformed)} malformed "
-                     f"{'entry' if len(malformed) == 1 else 'entries'}: {_names(malformed)} "
-                     f"(first: {first.reason})")
+        parts.append(f"skipped {_entries(len(malformed), 'malformed')}: "
+                     f"{_names(malformed)} (first: {malformed[0].reason})")
     other = [entry for entry in skipped if entry not in missing and entry not in malformed]
     if other:
-        parts.append(f"skipped {len(other)} {'entry' if len(other) == 1 else 'entries'} "
-                     f"with neither abstract nor title: {_names(other)}")
+        parts.append(f"skipped {_entries(len(other))} with neither abstract nor title: "
+                     f"{_names(other)}")
     return f"{path}: " + "; ".join(parts)
 
 

@@ -160,14 +160,13 @@ def paper_from_record(
     fields = {_ALIASES.get(key, key): value for key, value in raw.items() if key in _ALIASES}
     fields.update({key: value for key, value in raw.items() if key not in _ALIASES})
     text = {name: _text(fields.get(name), name, where) for name in _STRING_FIELDS}
-    if title_only and not text["title"] and not _text(fields.get("abstract"), "abstract",
-                                                      where):
-        raise where.error("needs an abstract or, for an entry known by its title, a title",
-                          "abstract")
-    if "abstract" not in fields and not (title_only and text["title"]):
-        raise where.error("missing the required field 'abstract'")
     abstract = _text(fields.get("abstract"), "abstract", where)
     if not abstract and not (title_only and text["title"]):
+        if title_only:
+            raise where.error("needs an abstract or, for an entry known by its title, a "
+                              "title", "abstract")
+        if "abstract" not in fields:
+            raise where.error("missing the required field 'abstract'")
         raise where.error("is empty; every paper needs an abstract", "abstract")
     lists = {name: _string_list(fields.get(name), name, where) for name in _LIST_FIELDS}
     doi, arxiv_id = _identifiers(text, where)
