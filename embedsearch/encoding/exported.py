@@ -37,6 +37,12 @@ class ExportedBackend(Backend):
     def _runner(self) -> Any:
         return self._load()
 
+    @cached_property
+    def _pools_prompt(self) -> bool:
+        """Whether the model's pooling includes a prompt's tokens (read once: the layout
+        is parsed from the model's files)."""
+        return self.spec.layout().include_prompt
+
     @property
     def dim(self) -> int:
         return self.export.dim
@@ -49,7 +55,7 @@ class ExportedBackend(Backend):
                      prompt: str = "") -> NDArray[np.float32]:
         # sentence-transformers puts the prompt before the text and pools over both,
         # unless the model's pooling leaves the prompt out, which only it can do.
-        if prompt and not self.spec.layout().include_prompt:
+        if prompt and not self._pools_prompt:
             raise ModelError(
                 f"model {self.spec.name} pools without its prompt's tokens, which only the "
                 "torch and cuda backends reproduce: use --backend torch")
