@@ -1,7 +1,7 @@
 """`embedsearch eval` / scripts/evaluate.py: ranking quality, per model, side by side.
 
 With `--queries FILE` the labelled queries are scored; without, the corpus makes its
-own (`self_supervised_queries`): a sample of papers' titles, each looking for its own
+own (`self_supervised`): a sample of papers' titles, each looking for its own
 paper in an index built from abstracts alone. That needs no labels, so it can compare
 models on one's own papers; it measures how well a model ties a short, dense statement
 of a topic to the abstract that develops it, and says nothing of queries unlike titles
