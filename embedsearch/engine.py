@@ -32,7 +32,6 @@ from .indexing import (
     encode_papers,
 )
 from .info import IndexInfo, describe
-from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .live import LiveIndex, Update
 from .mapping import MapShelf, map_of_snapshot
 from .papers import DEFAULT_FIELDS, Paper
@@ -42,7 +41,7 @@ from .readers.records import papers_from_records
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query, unit
 from .storage import Local, Storage, Target, View
-from .vectors import EXACT_MAX
+from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 
 __all__ = ["SearchEngine"]
 
@@ -53,13 +52,13 @@ class SearchEngine:
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
                  backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  cache: bool = True, verify: bool = True,
-                 milvus_token: str | None = None, query_prompt: str | None = None) -> None:
+                 secrets: Mapping[str, str] | None = None,
+                 query_prompt: str | None = None) -> None:
         self._directory = directory
         self._requested = (model, backend, query_prompt)
         self._cache_dir = cache_dir
         self._cache = cache
-        self._live = LiveIndex(directory, verify=verify,
-                               secrets={"token": milvus_token} if milvus_token else {})
+        self._live = LiveIndex(directory, verify=verify, secrets=secrets)
         self._encoder: tuple[dict[str, Any], Encoder] | None = None  # (for model, encoder)
         self._maps = MapShelf()
         if model is not None or backend is not None or query_prompt is not None:
@@ -70,7 +69,7 @@ class SearchEngine:
     def open(cls, path: str | os.PathLike[str], *, model: str | None = None,
              backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
              cache: bool = True, verify: bool = True,
-             milvus_token: str | None = None,
+             secrets: Mapping[str, str] | None = None,
              query_prompt: str | None = None) -> SearchEngine:
         """Open the index at `path`, checking its files (sha256 unless `verify=False`).
 
@@ -78,11 +77,12 @@ class SearchEngine:
         that built the index (its model, backend and prompts). A different one is
         refused, as its vectors are not comparable.
         `cache_dir` holds exported models and the embedding cache `add` uses (unless
-        `cache=False`). `milvus_token`: for an index served from a Milvus server that
-        asks for one (default: the MILVUS_TOKEN environment variable).
+        `cache=False`). `secrets`: what the index's storage needs to open it and must never
+        be written to disk, such as `{"token": ...}` for a Milvus server that asks for one
+        (default there: the MILVUS_TOKEN environment variable).
         """
         return cls(IndexDirectory(path), model=model, backend=backend, cache_dir=cache_dir,
-                   cache=cache, verify=verify, milvus_token=milvus_token,
+                   cache=cache, verify=verify, secrets=secrets,
                    query_prompt=query_prompt)
 
     @classmethod
@@ -96,7 +96,7 @@ class SearchEngine:
         index_params: dict[str, Any] | None = None,
         fields: Sequence[str] = DEFAULT_FIELDS,
         lexical_fields: Sequence[str] = DEFAULT_LEXICAL_FIELDS,
-        exact_max: int = EXACT_MAX,
+        exact_max: int | None = None,
         memory_budget: int | None = None,
         overwrite: bool = False,
         progress: bool = False,
@@ -116,9 +116,9 @@ class SearchEngine:
         new index at `out`.
 
         `index_type` is auto, flat, hnsw, ivf, ivfpq or a FAISS factory string (auto:
-        exact up to `exact_max` papers, then HNSW, or ivfpq when HNSW would not fit
-        `memory_budget` bytes); `backend` the
-        encoder backend (auto: the fastest that agrees with torch here); `cache` reuses
+        exact up to `exact_max` papers (default 50,000), then HNSW, or ivfpq when HNSW
+        would not fit `memory_budget` bytes); `backend` the encoder backend (auto: the
+        fastest that agrees with torch here); `cache` reuses
         and stores vectors in the embedding cache under `cache_dir`. `vectors` skips
         encoding: the papers' embeddings already made by this model and backend. `wait`:
         seconds to wait for another writer of `out` (None: as long as it takes).
@@ -144,8 +144,7 @@ class SearchEngine:
         build_index(directory, records, encoder, options, target=storage,
                     vectors=vectors, overwrite=overwrite, progress=progress, wait=wait,
                     executor=executor)
-        token = storage.secrets().get("token")
-        engine = cls(directory, verify=False, cache_dir=cache_dir, milvus_token=token)
+        engine = cls(directory, verify=False, cache_dir=cache_dir, secrets=storage.secrets())
         engine._encoder = (engine._manifest.model, encoder)
         return engine
 

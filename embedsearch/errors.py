@@ -26,7 +26,15 @@ __all__ = [
 
 
 class EmbedSearchError(Exception):
-    """Base class of every error embedsearch raises on purpose."""
+    """Base class of every error embedsearch raises on purpose.
+
+    `parameter`: the argument at fault, by its Python name (`year`, `storage`), when
+    one is; the CLI words it as its flag (`--year`), the server as its field.
+    """
+
+    def __init__(self, *args: object, parameter: str | None = None) -> None:
+        self.parameter = parameter
+        super().__init__(*args)
 
 
 class InputError(EmbedSearchError):

@@ -11,7 +11,7 @@ hits) took 30 ms, 24 (three hits) 10 ms.
 For papers like given papers (`shared=True`, what `similar` asks) the "query" is the
 examples' whole text, so its words are filtered to content words first: a word counts
 when at most `MAX_SHARED_DF` of the index's papers hold it (the field's boilerplate,
-"we", "model", "propose", is in more) and it is not in `_BOILERPLATE`, the words that
+"we", "model", "propose", is in more) and it is not in `BOILERPLATE`, the words that
 small indexes cannot tell apart by frequency. The hit's terms are then the content
 words both papers share, rarest first.
 """
@@ -27,8 +27,8 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
-from .lexical import WordStatistics
 from .papers import split_sentences
+from .words import BOILERPLATE, WordStatistics
 
 __all__ = ["MAX_SHARED_DF", "SEMANTIC_HITS", "Evidence", "content_words", "find_evidence"]
 
@@ -44,30 +44,6 @@ _MAX_COUNT = 3
 # highlighted: a word the examples mention once in passing adds to the sentence's score
 # but would mostly distract as a highlight.
 _SHOWN = 0.5
-# Function words beyond the lexical index's 33 stopwords, and the verbs and nouns every
-# abstract uses to describe itself. On a large index the frequency rule drops them
-# anyway; on a small one (the bundled 38 papers) "we" or "propose" is rare enough to
-# pass it, and a highlighted "we" tells a reader nothing.
-_BOILERPLATE = frozenset("""
-about above across after again against all almost along already also although always
-among amongst another any anyone anything around back because been before being below
-between beyond both can cannot could did do does doing done down during each either
-else enough etc even ever every few first former from further had has have having
-here hence how however itself just last latter least less made make makes many may
-more moreover most much must neither never nevertheless next now often once one only
-onto other others otherwise our ours ourselves out over own per perhaps rather same
-second several she should since so some still than thereby therefore thus through
-throughout too toward towards two under until up upon us very via was we well
-were what whatever when where whereas whether which while who whom whose why within
-without would yet you your
-abstract achieve achieves address addresses approach approaches based demonstrate
-demonstrates effective effectively enable enables enabling existing experiment
-experiments extensive finally furthermore given introduce introduces key method
-methods new novel outperform outperforms paper present presents problem propose
-proposed proposes recent recently research result results set show shows significant
-significantly state study task tasks use used uses using various work focus focuses
-gain gains multi non pre wise
-""".split())
 
 
 @dataclass(frozen=True)
@@ -80,9 +56,9 @@ class Evidence:
 
 @cache
 def _boilerplate_stems() -> frozenset[str]:
-    from .lexical import Tokenizer
+    from .words import Tokenizer
 
-    return frozenset(Tokenizer().words(" ".join(sorted(_BOILERPLATE))))
+    return frozenset(Tokenizer().words(" ".join(sorted(BOILERPLATE))))
 
 
 def _common_idf(papers: int) -> float:

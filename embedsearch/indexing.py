@@ -16,10 +16,10 @@ import numpy as np
 from ._version import __version__
 from .encoding import Encoder, Executor, Prompts
 from .errors import IndexIncompatibleError, IndexNotFoundError, InputError
-from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .papers import TEXT_FIELDS, Paper, embedding_text
 from .projection import MAP_FILE, CorpusMap, save_map
 from .storage import DEFAULT_LEXICAL_FIELDS, IndexOptions, Local, Target, storage_class
+from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "attach_map", "build_index",
            "check_abstracts", "check_fields", "check_same_encoding", "encode_papers",

@@ -10,13 +10,13 @@ serve what the storage published.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from .indexing import newest_generation
-from .layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .storage import Storage, View, storage_class, storage_kind
+from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 
 __all__ = ["LiveIndex", "Update"]
 
@@ -29,7 +29,7 @@ class LiveIndex:
     """The served view of one index directory, swapped whole when it changes."""
 
     def __init__(self, directory: IndexDirectory, *, verify: bool = True,
-                 secrets: dict[str, Any] | None = None) -> None:
+                 secrets: Mapping[str, Any] | None = None) -> None:
         self.directory = directory
         #: Held for a whole call by readers, and by writers only for the swap.
         self.lock = threading.RLock()

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from .layout import IndexDirectory, Manifest
 from .papers import Paper
 from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text
+from .storage.layout import IndexDirectory, Manifest
 
 __all__ = ["MapShelf", "map_of_snapshot"]
 

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from .errors import DependencyError, IndexCorruptError
 from .papers import Paper
+from .words import GENERIC_WORDS
 
 __all__ = [
     "MAP_FILE",
@@ -43,15 +44,6 @@ MAP_VERSION = 1
 #: of the corpus, and numba's ~20 s of compilation would outweigh the work.
 UMAP_MIN_PAPERS = 200
 _LABEL_WORDS = 3
-# Words of every abstract that would otherwise top many clusters' labels.
-_GENERIC_WORDS = frozenset(
-    "paper propose proposed proposes approach approaches method methods results result "
-    "show shows shown using use used based new novel work problem problems present "
-    "presents demonstrate performance existing also well however different achieve "
-    "achieves state art study task tasks framework significantly experiments "
-    "experimental effective efficient compared improve improves improved "
-    "cid".split()  # 'cid' is an artefact of text extracted from PDFs: "(cid:16)"
-)
 
 
 @dataclass(frozen=True)
@@ -154,7 +146,7 @@ def _label_words(texts: Sequence[str], cluster: NDArray[np.int32],
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
     many = len(texts) >= 50
-    vectorizer = CountVectorizer(stop_words=sorted(ENGLISH_STOP_WORDS | _GENERIC_WORDS),
+    vectorizer = CountVectorizer(stop_words=sorted(ENGLISH_STOP_WORDS | GENERIC_WORDS),
                                  token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z-]{2,}\b",
                                  min_df=2 if len(texts) >= 20 else 1, max_df=0.5 if many else 1.0)
     try:

@@ -11,7 +11,7 @@ import pytest
 
 from embedsearch import Filters, SearchEngine
 from embedsearch.encoding.calibrate import MIN_MEAN_COSINE
-from embedsearch.vectors import exact_search
+from embedsearch.storage.exact import exact_search
 
 from .conftest import dev_records, dev_vectors, needs_dev_data
 

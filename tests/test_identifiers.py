@@ -13,7 +13,7 @@ from embedsearch import InputError, SearchEngine, read_papers
 from embedsearch.export import to_bibtex
 from embedsearch.identifiers import normalise_arxiv_id, normalise_doi
 from embedsearch.papers import Paper
-from embedsearch.store import PaperStore
+from embedsearch.storage.local.store import PaperStore
 
 
 @pytest.mark.parametrize(("text", "doi"), [

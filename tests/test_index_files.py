@@ -17,7 +17,7 @@ from embedsearch import (
     SearchEngine,
 )
 from embedsearch.encoding import resolve_model
-from embedsearch.vectors.faiss_index import FaissIndex
+from embedsearch.storage.local.vectors.faiss_index import FaissIndex
 
 from .conftest import snapshot
 

@@ -14,8 +14,8 @@ import pytest
 from embedsearch import InputError, SearchEngine, read_papers
 from embedsearch.encoding import Encoder
 from embedsearch.indexing import build_index
-from embedsearch.layout import IndexDirectory
 from embedsearch.papers import embedding_text
+from embedsearch.storage.layout import IndexDirectory
 
 from .conftest import DEV_PAPERS, DEV_VECTORS, REPO, dev_records, needs_dev_data
 

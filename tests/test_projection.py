@@ -13,8 +13,8 @@ import pytest
 
 from embedsearch import IndexCorruptError, SearchEngine
 from embedsearch.indexing import attach_map
-from embedsearch.layout import IndexDirectory
 from embedsearch.projection import MAP_FILE, UMAP_MIN_PAPERS, compute_map, load_map
+from embedsearch.storage.layout import IndexDirectory
 
 from .conftest import CliResult, dev_records, dev_vectors, needs_dev_data, snapshot
 

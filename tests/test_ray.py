@@ -21,9 +21,9 @@ from embedsearch import SearchEngine
 from embedsearch.encoding import Encoder, ModelSpec, RayExecutor
 from embedsearch.errors import ModelError
 from embedsearch.indexing import build_index
-from embedsearch.layout import IndexDirectory
 from embedsearch.papers import embedding_text
 from embedsearch.readers import read_papers
+from embedsearch.storage.layout import IndexDirectory
 
 from .conftest import REPO, CliResult, snapshot
 

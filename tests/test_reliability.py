@@ -24,9 +24,9 @@ import pytest
 from embedsearch import IndexBusyError, SearchEngine
 from embedsearch.bundled import corpus_files
 from embedsearch.encoding import Encoder
-from embedsearch.layout import IndexDirectory
 from embedsearch.readers import read_papers
-from embedsearch.store import STORE_FILE, PaperStore
+from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.local.store import STORE_FILE, PaperStore
 
 from .conftest import CliResult, snapshot
 
@@ -217,7 +217,7 @@ def test_a_writer_waits_while_another_holds_the_lock(
 
 def test_a_lock_left_by_a_killed_process_does_not_block(
         seed_copy: Path, reader: SearchEngine) -> None:
-    code = ("import sys, time; from embedsearch.layout import IndexDirectory\n"
+    code = ("import sys, time; from embedsearch.storage.layout import IndexDirectory\n"
             "with IndexDirectory(sys.argv[1]).locked():\n"
             "    print('locked', flush=True); time.sleep(120)\n")
     holder = subprocess.Popen([sys.executable, "-c", code, str(seed_copy)],

@@ -9,8 +9,8 @@ import pytest
 
 from embedsearch import Filters, QueryError, SearchEngine
 from embedsearch.fusion import fuse
-from embedsearch.lexical import LexicalIndex
 from embedsearch.metrics import mrr, ndcg, precision, recall
+from embedsearch.storage.local.lexical import LexicalIndex
 
 from .conftest import dev_records, needs_dev_data
 

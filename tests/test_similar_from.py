@@ -11,9 +11,9 @@ import pytest
 
 from embedsearch import SearchEngine
 from embedsearch.errors import QueryError
-from embedsearch.lexical import Tokenizer
 from embedsearch.papers import Paper
 from embedsearch.readers import read_papers
+from embedsearch.words import Tokenizer
 
 from .conftest import CliResult
 

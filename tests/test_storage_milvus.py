@@ -29,21 +29,16 @@ from embedsearch.errors import (
     PaperNotFoundError,
 )
 from embedsearch.filters import Filters
-from embedsearch.layout import IndexDirectory, Manifest
-from embedsearch.lexical import LexicalIndex, WordCounts
 from embedsearch.papers import Paper, embedding_text, normalise_title
 from embedsearch.readers import read_papers
-from embedsearch.storage import (
-    IndexOptions,
-    Milvus,
-    MilvusStorage,
-    View,
-    milvus_view,
-    storage_class,
-)
-from embedsearch.storage.milvus import MilvusView
-from embedsearch.storage.milvus_schema import _truncate, filter_expression, paper_rows
-from embedsearch.vectors.exact import exact_search
+from embedsearch.storage import IndexOptions, View, storage_class
+from embedsearch.storage.exact import exact_search
+from embedsearch.storage.layout import IndexDirectory, Manifest
+from embedsearch.storage.local.lexical import LexicalIndex
+from embedsearch.storage.milvus import Milvus, MilvusStorage, MilvusView
+from embedsearch.storage.milvus import view as milvus_view
+from embedsearch.storage.milvus.schema import _truncate, filter_expression, paper_rows
+from embedsearch.words import WordCounts
 
 pytest.importorskip("pymilvus", reason="the Milvus extra is not installed: "
                                        "pip install -e '.[milvus]'")
@@ -378,8 +373,8 @@ def test_another_process_reopens_it(tmp_path: Path, corpus: Corpus) -> None:
     storage.close()  # the last user: Lite lets go of the file
     script = (
         "import sys, numpy as np\n"
-        "from embedsearch.layout import IndexDirectory\n"
-        "from embedsearch.storage import MilvusStorage\n"
+        "from embedsearch.storage.layout import IndexDirectory\n"
+        "from embedsearch.storage.milvus import MilvusStorage\n"
         "d = IndexDirectory(sys.argv[1]); m, lease = d.open_current()\n"
         "v = MilvusStorage(d, m.storage).view(m, lease, checksums=True)\n"
         "q = np.load(sys.argv[2])\n"

@@ -34,7 +34,7 @@ from embedsearch import (
     SearchEngine,
 )
 from embedsearch.encoding import Encoder
-from embedsearch.vectors import exact_search
+from embedsearch.storage.exact import exact_search
 
 from .conftest import DEV_QUERIES, CliResult, dev_records, dev_vectors, needs_dev_data
 
@@ -327,7 +327,7 @@ def test_milvus_errors_are_one_line(tmp_path: Path, cli: Callable[..., CliResult
     assert unreachable.code == 1 and unreachable.err.count("\n") == 1
     assert "127.0.0.1:1" in unreachable.err and not (tmp_path / "a").exists()
     stray = cli("build", *seed_files, "--out", tmp_path / "b", "--collection", "x")
-    assert stray.code != 0 and "--milvus" in stray.err
+    assert stray.code != 0 and "--storage milvus:URI" in stray.err
     built = cli("build", *seed_files, "--out", tmp_path / "c", "--milvus", tmp_path / "p.db")
     assert built.code == 0, built.err
     info = cli("info", "--index", tmp_path / "c", "--json").json_lines()[0]

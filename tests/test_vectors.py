@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from embedsearch import InputError
-from embedsearch.vectors import choose_index_type, create_index, exact_search, load_index
-from embedsearch.vectors.tuning import EXACT_MAX, estimate_bytes, ivf_params
+from embedsearch.storage.exact import exact_search
+from embedsearch.storage.local.vectors import choose_index_type, create_index, load_index
+from embedsearch.storage.local.vectors.tuning import EXACT_MAX, estimate_bytes, ivf_params
 
 from .conftest import dev_vectors, needs_dev_data
 

@@ -19,7 +19,7 @@ from ..devset import DevSet
 from ..encoding import Encoder, resolve_model
 from ..metrics import mrr
 from ..papers import Paper, embedding_text
-from ..vectors import exact_search
+from ..storage.exact import exact_search
 from .report import Table
 
 __all__ = ["encoding_table", "sample_with_tldr_targets"]

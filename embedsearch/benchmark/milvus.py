@@ -22,7 +22,7 @@ from ..engine import SearchEngine
 from ..filters import Filters
 from ..metrics import mrr, recall
 from ..storage import Local, Milvus
-from ..vectors import exact_search
+from ..storage.exact import exact_search
 from .report import Table
 
 __all__ = ["milvus_table"]

@@ -15,9 +15,9 @@ import numpy as np
 
 from ..devset import DevSet
 from ..encoding import Encoder
-from ..vectors import create_index
-from ..vectors.faisslib import faiss
-from ..vectors.tuning import estimate_bytes
+from ..storage.local.vectors import create_index
+from ..storage.local.vectors.faisslib import faiss
+from ..storage.local.vectors.tuning import estimate_bytes
 from .report import Table
 
 __all__ = ["noisy_corpus", "scale_table"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -34,7 +33,7 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
 
     options = {"backend": getattr(args, "backend", None), "cache_dir": args.cache_dir,
                "cache": not getattr(args, "no_cache", False),
-               "milvus_token": getattr(args, "milvus_token", None),
+               "secrets": _storage_options(args),
                "query_prompt": getattr(args, "query_prompt", None)}
     if args.index is None:
         if not (DEFAULT_INDEX / "manifest.json").exists():
@@ -46,22 +45,31 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
 
 
 def _storage(args: argparse.Namespace) -> Any:
-    """Where `build` keeps the data: files in --out, or the --milvus collection."""
-    from ..storage import Local, Milvus
+    """Where `build` keeps the data: --storage KIND[:LOCATION] (or --milvus URI) with
+    its --storage-option KEY=VALUEs."""
+    from ..storage import parse_target
 
-    if args.milvus is None:
-        if args.collection is not None:
-            raise InputError("--collection names a Milvus collection: give --milvus URI too")
-        return Local()
-    return Milvus(args.milvus, args.collection or _collection_name(Path(args.out).name),
-                  token=args.milvus_token)
+    uri = args.storage
+    if args.milvus is not None:
+        if uri is not None:
+            raise InputError("--milvus URI is --storage milvus:URI: give one of them")
+        uri = f"milvus:{args.milvus}"
+    return parse_target(uri or "local", _storage_options(args), Path(args.out).name)
 
 
-def _collection_name(folder: str) -> str:
-    """--out's folder name as a Milvus collection name: letters, digits and underscores,
-    not starting with a digit."""
-    name = re.sub(r"\W", "_", folder, flags=re.ASCII) or "papers"
-    return f"_{name}" if name[0].isdigit() else name
+def _storage_options(args: argparse.Namespace) -> dict[str, str]:
+    """--storage-option KEY=VALUEs, with the older --collection and --milvus-token."""
+    options: dict[str, str] = {}
+    for option in getattr(args, "storage_option", None) or []:
+        key, equals, value = option.partition("=")
+        if not equals or not key:
+            raise InputError(f"--storage-option {option}: write KEY=VALUE")
+        options[key.strip()] = value
+    for key, value in (("collection", getattr(args, "collection", None)),
+                       ("token", getattr(args, "milvus_token", None))):
+        if value is not None:
+            options.setdefault(key, value)
+    return options
 
 
 def _executor(args: argparse.Namespace) -> Any:

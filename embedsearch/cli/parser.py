@@ -39,7 +39,7 @@ examples:
   embedsearch similar --from refs.bib --index indexes/mine    # like your own papers
   embedsearch search "diffusion" --format bibtex > diffusion.bib
   embedsearch add new.csv --index indexes/mine
-  embedsearch build papers.jsonl --out indexes/big --milvus http://milvus:19530  # data in Milvus
+  embedsearch build papers.jsonl --out indexes/big --storage milvus:http://milvus:19530
   embedsearch remove nips2018:11607 --index indexes/mine
   embedsearch serve --index indexes/mine            # web page and API on 127.0.0.1:8000
 """
@@ -103,30 +103,41 @@ def _add_ray(parser: argparse.ArgumentParser) -> None:
                              "the encoding")
 
 
-def _add_milvus_token(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--milvus-token", metavar="TOKEN",
-                        help="for an index served from a Milvus server that asks for one: "
-                             "USER:PASSWORD or an API key (default: $MILVUS_TOKEN; prefer "
-                             "it, other users can see command lines; never written to disk)")
+def _add_storage_secrets(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                        help="an option of the index's storage, repeatable: for a Milvus "
+                             "server that asks for one, token=USER:PASSWORD or an API key "
+                             "(default: $MILVUS_TOKEN; prefer it, other users can see "
+                             "command lines; never written to disk)")
+    parser.add_argument("--milvus-token", metavar="TOKEN", help="same as --storage-option "
+                                                                "token=TOKEN")
 
 
 def _add_index(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", metavar="DIR",
                         help=f"index directory (default: {DEFAULT_INDEX}, the bundled ICLR "
                              "2025 sample, built on first use)")
-    _add_milvus_token(parser)
+    _add_storage_secrets(parser)
 
 
-def _add_milvus(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--milvus", metavar="URI",
-                        help="keep the vectors, words and papers in a Milvus collection "
-                             "instead of files: a Milvus Lite file (./papers.db) or a server "
-                             "(http://HOST:19530); --out then holds only the manifest. Needs "
-                             "pip install \"embedsearch[milvus]\"")
+def _add_storage(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--storage", metavar="KIND[:LOCATION]",
+                        help="where the vectors, words and papers live: local (files in "
+                             "--out, the default), milvus:./papers.db (a Milvus Lite file) "
+                             "or milvus:http://HOST:19530 (a server); with Milvus, --out "
+                             "holds only the manifest. Milvus needs pip install "
+                             "\"embedsearch[milvus]\"")
+    parser.add_argument("--storage-option", action="append", metavar="KEY=VALUE",
+                        help="an option of --storage, repeatable: for Milvus, "
+                             "collection=NAME (default: the --out folder's name) and "
+                             "token=USER:PASSWORD or an API key (default: $MILVUS_TOKEN; "
+                             "prefer it, other users can see command lines; never written "
+                             "to disk)")
+    parser.add_argument("--milvus", metavar="URI", help="same as --storage milvus:URI")
     parser.add_argument("--collection", metavar="NAME",
-                        help="with --milvus: the collection's name (default: the --out "
-                             "folder's name)")
-    _add_milvus_token(parser)
+                        help="same as --storage-option collection=NAME")
+    parser.add_argument("--milvus-token", metavar="TOKEN",
+                        help="same as --storage-option token=TOKEN")
 
 
 def _add_query_options(parser: argparse.ArgumentParser) -> None:
@@ -230,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "models (default as for --query-prompt)")
     _add_encoder_options(build)
     _add_ray(build)
-    _add_milvus(build)
+    _add_storage(build)
     build.add_argument("--overwrite", action="store_true",
                        help="replace an existing index at --out (atomically)")
     _add_wait(build)

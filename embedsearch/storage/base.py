@@ -4,45 +4,38 @@ An index is a directory of manifests (see `layout`): each generation's manifest 
 the model and fields it was built with and, in `manifest.storage`, where its data lives:
 files beside the manifest (`local`, the default) or a Milvus collection (`milvus`). The
 engine, retrieval, CLI and server read an index only through a `View` (one state, open
-for reading) and change it only through its `Storage`; a new place to keep an index is
-one module with a `@register_storage` class.
+for reading) and change it only through its `Storage`. A backend is one folder beside
+this module that provides a `Backend` (see `storage/__init__.py`).
 
-The rules that span both stay in the engine and retrieval, written once: hybrid fusion,
-diversity, evidence, examples. A storage answers ranked lists and lookups.
+The rules that span every backend are written once: hybrid fusion, diversity, evidence
+and examples in ranking; here, the write steps (which papers are new, which ids are
+missing, what a committed manifest records). A backend answers ranked lists and lookups
+and applies the inserts and deletes it is handed.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .._version import __version__
+from ..errors import PaperNotFoundError
 from ..filters import Filters
-from ..layout import IndexDirectory, Lease, Manifest, Staging
-from ..lexical import WordStatistics
 from ..papers import DEFAULT_FIELDS, Paper, embedding_text
-from ..registry import ClassRegistry
-from ..vectors import EXACT_MAX
+from ..words import WordStatistics
+from .exact import Ranked
+from .layout import IndexDirectory, Lease, Manifest, Staging
 
-__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "Local", "Ranked", "Storage", "Target",
-           "View", "WordStatistics", "lexical_texts", "register_storage", "storage_class",
-           "storage_kind"]
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "Backend", "IndexOptions", "Ranked", "Storage", "Target",
+           "View", "WordStatistics", "lexical_texts", "storage_kind"]
 
 #: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
 DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
-
-#: Scores and keys, best first.
-Ranked = tuple[NDArray[np.float32], NDArray[np.int64]]
-_REGISTRY: ClassRegistry[Storage] = ClassRegistry("index storage", "kind")
-
-
-def register_storage(kind: str) -> Callable[[type[Storage]], type[Storage]]:
-    """Class decorator: make the class the storage of manifests whose storage is `kind`."""
-    return _REGISTRY.register(kind)
 
 
 def storage_kind(manifest: Manifest) -> str:
@@ -55,20 +48,16 @@ def lexical_texts(papers: Iterable[Paper], manifest: Manifest) -> list[str]:
     return [embedding_text(paper, manifest.text["lexical_fields"]) for paper in papers]
 
 
-def storage_class(kind: str) -> type[Storage]:
-    """The storage registered as `kind`; LookupError names the known ones."""
-    return _REGISTRY.get(kind)
-
-
 @dataclass(frozen=True)
 class IndexOptions:
     """How a new index is built: its vector index type and what text is embedded.
-    A storage that keeps its own vector index (Milvus) reads `index_params` only."""
+    A storage that keeps its own vector index (Milvus) reads `index_params` only;
+    `exact_max` None is the local backend's own threshold (`vectors.EXACT_MAX`)."""
 
     index_type: str = "auto"
     index_params: dict[str, Any] | None = None
     fields: tuple[str, ...] = DEFAULT_FIELDS
-    exact_max: int = EXACT_MAX
+    exact_max: int | None = None
     memory_budget: int | None = None
     lexical_fields: tuple[str, ...] = DEFAULT_LEXICAL_FIELDS
 
@@ -86,19 +75,6 @@ class Target(Protocol):
     def secrets(self) -> dict[str, Any]:
         """What opening needs and the manifest must not hold (a token)."""
         ...
-
-
-@dataclass(frozen=True)
-class Local:
-    """Files beside the manifest: FAISS, BM25 arrays and SQLite (the default)."""
-
-    kind: str = "local"
-
-    def settings(self) -> dict[str, Any]:
-        return {"kind": self.kind}
-
-    def secrets(self) -> dict[str, Any]:
-        return {}
 
 
 class View(ABC):
@@ -167,15 +143,17 @@ class View(ABC):
 class Storage(ABC):
     """Where one index's data lives: opens views of a generation and applies writes.
 
-    The engine holds the writers' lock and reads the newest manifest (`staging.previous`)
-    before calling `add` or `remove`, and publishes what they return; so the rules that
-    keep concurrent writers and readers safe are written once, for every storage.
+    `LiveIndex` holds the writers' lock and reads the newest manifest before calling
+    `add` or `remove`, and publishes what they return. The steps every backend shares
+    are written here once: `add` keeps only papers the index lacks, `remove` refuses an
+    id it does not hold, `commit` records the software; a backend provides the hooks
+    `keys_of`, `insert` and `delete`.
     """
 
     kind: ClassVar[str]
 
     def __init__(self, directory: IndexDirectory, settings: dict[str, Any] | None = None,
-                 secrets: dict[str, Any] | None = None) -> None:
+                 secrets: Mapping[str, Any] | None = None) -> None:
         self.directory = directory
         #: Where the data lives, as the manifest records it (`manifest.storage`).
         self.settings = dict(settings or {"kind": self.kind})
@@ -201,18 +179,60 @@ class Storage(ABC):
         """`manifest`'s generation open for reading (its files checked: sha256 if
         `checksums`, else sizes), holding `lease` until the view is closed."""
 
-    @abstractmethod
     def add(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
             vectors: NDArray[np.float32]) -> tuple[Manifest, View] | None:
         """Add the papers whose ids `newest` lacks (row i of `vectors` is paper i's) as
         the generation `staging`; its committed manifest and a view of it, or None if
         every paper was there already."""
+        known = self.keys_of(newest, [paper.id for paper in papers])
+        fresh = [row for row, paper in enumerate(papers) if paper.id not in known]
+        if not fresh:
+            return None
+        return self.insert(staging, newest, [papers[row] for row in fresh], vectors[fresh])
 
-    @abstractmethod
     def remove(self, staging: Staging, newest: Manifest,
                paper_ids: Sequence[str]) -> tuple[Manifest, View]:
         """Remove `paper_ids` (PaperNotFoundError, nothing changed, if one is missing) as
         the generation `staging`; its committed manifest and a view of it."""
+        found = self.keys_of(newest, paper_ids)
+        for paper_id in paper_ids:
+            if paper_id not in found:  # removed by another process meanwhile
+                raise PaperNotFoundError(paper_id, self.directory.path)
+        keys = np.array(sorted(set(found.values())), dtype=np.int64)
+        return self.delete(staging, newest, keys)
+
+    def commit(self, staging: Staging, manifest: Manifest) -> Manifest:
+        """Publish `staging` with `manifest`, which records the software that wrote it."""
+        manifest.software = f"embedsearch {__version__}"
+        return self.directory.commit(staging, manifest)
+
+    @abstractmethod
+    def keys_of(self, manifest: Manifest, paper_ids: Sequence[str]) -> dict[str, int]:
+        """The key of each of `paper_ids` that `manifest`'s generation holds."""
+
+    @abstractmethod
+    def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
+               vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
+        """Add `papers`, all new, to `newest`'s data as the generation `staging`; commit
+        it (`commit`) and return its manifest and a view of it."""
+
+    @abstractmethod
+    def delete(self, staging: Staging, newest: Manifest,
+               keys: NDArray[np.int64]) -> tuple[Manifest, View]:
+        """Remove `keys`, all held, from `newest`'s data as the generation `staging`;
+        commit it and return its manifest and a view of it."""
 
     def close(self) -> None:
         """Let go of connections (a Milvus client); views already open stay usable."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What a backend folder provides as its `BACKEND`: the storage class, and how a
+    `--storage KIND:LOCATION` with `--storage-option KEY=VALUE`s becomes its target.
+    `target(location, options, index_name)`: `index_name` is the index folder's name,
+    for a backend that names things after it (a Milvus collection); an unknown option
+    raises ConfigurationError naming the known ones."""
+
+    storage: type[Storage]
+    target: Callable[[str, Mapping[str, str], str], Target]

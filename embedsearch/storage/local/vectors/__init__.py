@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Hits, VectorIndex, backend_class, register_backend
-from .exact import exact_search
+from .base import VectorIndex, backend_class, register_backend
 from .faiss_index import FaissIndex
 from .reranked import RerankedIndex
 from .tuning import EXACT_MAX, choose_index_type
@@ -19,11 +18,9 @@ from .tuning import EXACT_MAX, choose_index_type
 __all__ = [
     "EXACT_MAX",
     "INDEX_TYPES",
-    "Hits",
     "VectorIndex",
     "choose_index_type",
     "create_index",
-    "exact_search",
     "load_index",
     "register_backend",
 ]

@@ -17,13 +17,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..registry import ClassRegistry
-from .exact import exact_search
-from .tuning import exact_subset_limit
+from ....registry import ClassRegistry
+from ...exact import Ranked, exact_search, exact_subset_limit
 
-__all__ = ["Hits", "VectorIndex", "backend_class", "register_backend"]
+__all__ = ["VectorIndex", "backend_class", "register_backend"]
 
-Hits = tuple[NDArray[np.float32], NDArray[np.int64]]
 _REGISTRY: ClassRegistry[VectorIndex] = ClassRegistry("vector backend", "backend")
 
 
@@ -74,7 +72,7 @@ class VectorIndex(ABC):
         k: int,
         allowed: NDArray[np.int64] | None,
         exclude: NDArray[np.int64] | None,
-    ) -> Hits:
+    ) -> Ranked:
         """Top-k, restricted as asked; may return fewer than k (padded with key -1)."""
 
     @abstractmethod
@@ -98,7 +96,7 @@ class VectorIndex(ABC):
         *,
         allowed: NDArray[np.int64] | None = None,
         exclude: NDArray[np.int64] | None = None,
-    ) -> Hits:
+    ) -> Ranked:
         """Top-`k` (scores, keys) per query, best first; key -1 pads missing hits."""
         queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self.dim)
         if allowed is not None:
@@ -123,7 +121,7 @@ class VectorIndex(ABC):
         k: int,
         allowed: NDArray[np.int64] | None,
         exclude: NDArray[np.int64] | None,
-    ) -> Hits:
+    ) -> Ranked:
         keys = self.keys() if allowed is None else allowed
         if exclude is not None and len(exclude):
             keys = np.setdiff1d(keys, exclude)

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConfigurationError, InputError
-from ..filters import Filters
-from ..lexical import Tokenizer
-from ..papers import Paper, embedding_text, normalise_title
+from ...errors import ConfigurationError, InputError
+from ...filters import Filters
+from ...papers import Paper, embedding_text, normalise_title
+from ...words import Tokenizer
 
 __all__ = ["ANALYZER", "HNSW_DEFAULTS", "MAX_KEYWORDS", "MAX_RECORD_BYTES", "MAX_TEXT_BYTES",
            "check_index_params", "create_collection", "filter_expression", "in_list",

@@ -1,19 +1,5 @@
-"""The Milvus storage: an index's vectors, words and papers in a Milvus collection.
-
-The index directory keeps what it always keeps (manifests, the writers' lock, leases)
-plus, in each generation, the word statistics evidence needs (`lexical.WordCounts`);
-the papers, their vectors (HNSW, inner product) and their BM25 terms live in Milvus, in
-a Milvus Lite file (`./papers.db`) or on a server (`http://host:19530`).
-
-A build writes a new physical collection `{collection}_gNNNNNN` and only when it is
-complete points the alias `{collection}` at it and drops the one it replaced, so a
-failed rebuild leaves the old index as it was. Adds and removes change the collection
-in place (Milvus has no copy-on-write), so unlike local files an older generation's
-view sees them too; its manifest's count is what `len` says.
-
-Here: the target (`Milvus`) and the writes (`MilvusStorage`); the rows and filters are
-`milvus_schema`'s, the reads `milvus_view`'s, the client `milvus_connection`'s.
-"""
+"""The Milvus storage's writes: a build into a fresh physical collection behind an alias,
+and adds and removes in place (see the package's docstring)."""
 
 from __future__ import annotations
 
@@ -22,61 +8,38 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._version import __version__
-from ..errors import (
+from ...errors import (
     ConfigurationError,
     EmbedSearchError,
     IndexCorruptError,
     IndexExistsError,
     IndexIncompatibleError,
-    PaperNotFoundError,
 )
+from ...papers import Paper
+from ...progress import progress_bar
+from ...words import WordCounts
+from ..base import IndexOptions, Storage, View, lexical_texts
 from ..layout import IndexDirectory, Lease, Manifest, Staging
-from ..lexical import WordCounts
-from ..papers import Paper
-from ..progress import progress_bar
-from .base import IndexOptions, Storage, View, lexical_texts, register_storage
-from .milvus_connection import Connection, MilvusError, is_lite, milvus_errors, quietly
-from .milvus_schema import check_index_params, create_collection, paper_of, paper_rows
-from .milvus_view import MilvusView, physical_name
+from .connection import Connection, milvus_errors, quietly
+from .schema import check_index_params, create_collection, paper_of, paper_rows
+from .view import MilvusView, physical_name
 
-__all__ = ["Milvus", "MilvusError", "MilvusStorage", "MilvusView", "is_lite"]
+__all__ = ["MilvusStorage", "check_name"]
 
 _BATCH = 1_000  # rows an insert sends
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")  # Milvus allows 255; room for _gNNNNNN
 _PROPERTY = "embedsearch."
 
 
-@dataclass(frozen=True)
-class Milvus:
-    """A Milvus collection as where a new index's data is to live: a Milvus Lite file
-    (`./papers.db`) or a server (`http://host:19530`, with `token` if it asks for one)."""
-
-    uri: str
-    collection: str = "papers"
-    token: str | None = None
-    kind: str = "milvus"
-
-    def settings(self) -> dict[str, Any]:
-        uri = os.path.abspath(os.path.expanduser(self.uri)) if is_lite(self.uri) else self.uri
-        return {"kind": self.kind, "uri": uri, "collection": self.collection}
-
-    def secrets(self) -> dict[str, Any]:
-        return {"token": self.token} if self.token else {}
-
-    def __repr__(self) -> str:  # never the token
-        return f"Milvus(uri={self.uri!r}, collection={self.collection!r})"
-
-
-@register_storage("milvus")
 class MilvusStorage(Storage):
     """An index's papers, vectors and BM25 terms in a Milvus collection (see module)."""
+
+    kind = "milvus"
 
     def __init__(self, directory: IndexDirectory, settings: dict[str, Any] | None = None,
                  secrets: dict[str, Any] | None = None) -> None:
@@ -99,7 +62,7 @@ class MilvusStorage(Storage):
 
     def check_build(self, options: IndexOptions, count: int, dim: int, *,
                     overwrite: bool) -> None:
-        uri, name = self.settings["uri"], _check_name(self.settings["collection"])
+        uri, name = self.settings["uri"], check_name(self.settings["collection"])
         check_index_params(options.index_params)
         if self._connect(uri).call("has_collection", name) and not overwrite:
             raise IndexExistsError(f"the Milvus collection '{name}' already exists at {uri}; "
@@ -109,7 +72,7 @@ class MilvusStorage(Storage):
               manifest: Manifest, options: IndexOptions, *, progress: bool = False
               ) -> Manifest:
         settings = {key: value for key, value in self.settings.items() if key != "physical"}
-        uri, alias = settings["uri"], _check_name(settings["collection"])
+        uri, alias = settings["uri"], check_name(settings["collection"])
         hnsw = check_index_params(options.index_params)
         rows = paper_rows(papers, vectors, manifest.text["lexical_fields"])  # before Milvus
         connection = self._connect(uri)
@@ -137,7 +100,7 @@ class MilvusStorage(Storage):
             manifest.storage = {**settings, "physical": physical}
             _point_alias(connection, alias, physical, old)
             moved = True
-            committed = self._commit(staging, manifest)
+            committed = self.commit(staging, manifest)
         except BaseException:
             _undo_build(connection, alias, physical, old, moved=moved)
             raise
@@ -175,15 +138,13 @@ class MilvusStorage(Storage):
         connection.call("load_collection", name)
         return connection
 
-    def add(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-            vectors: NDArray[np.float32]) -> tuple[Manifest, View] | None:
+    def keys_of(self, manifest: Manifest, paper_ids: Sequence[str]) -> dict[str, int]:
+        return self._checked(manifest).oldest(physical_name(manifest), "paper_id", paper_ids)
+
+    def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
+               vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
         connection, name = self._checked(newest), physical_name(newest)
-        known = connection.oldest(name, "paper_id", (paper.id for paper in papers))
-        fresh = [row for row, paper in enumerate(papers) if paper.id not in known]
-        if not fresh:
-            return None
-        papers = [papers[row] for row in fresh]
-        rows = paper_rows(papers, vectors[fresh], newest.text["lexical_fields"])
+        rows = paper_rows(papers, vectors, newest.text["lexical_fields"])
         words = WordCounts.load(self.directory.files_dir(newest))
         inserted: list[int] = []
         try:
@@ -198,33 +159,25 @@ class MilvusStorage(Storage):
                 quietly(connection, "delete", name, ids=inserted)
             raise
 
-    def remove(self, staging: Staging, newest: Manifest,
-               paper_ids: Sequence[str]) -> tuple[Manifest, View]:
+    def delete(self, staging: Staging, newest: Manifest,
+               keys: NDArray[np.int64]) -> tuple[Manifest, View]:
         connection, name = self._checked(newest), physical_name(newest)
-        found = connection.oldest(name, "paper_id", paper_ids)
-        for paper_id in paper_ids:
-            if paper_id not in found:  # removed by another process meanwhile
-                raise PaperNotFoundError(paper_id, self.directory.path)
-        keys = sorted(set(found.values()))
+        held = [int(key) for key in keys]
         removed = [paper_of(row["record"])
-                   for row in connection.rows(name, "key", keys, ["key", "record"])]
+                   for row in connection.rows(name, "key", held, ["key", "record"])]
         words = WordCounts.load(self.directory.files_dir(newest))
         words.remove(lexical_texts(removed, newest))
         words.save(staging.dir)  # before the delete: a failure here changes nothing
-        connection.call("delete", name, ids=keys)
+        connection.call("delete", name, ids=held)
         return self._publish(staging, newest, connection, words)
 
     def _publish(self, staging: Staging, newest: Manifest, connection: Connection,
                  words: WordCounts) -> tuple[Manifest, View]:
         """Commit `newest` with the live count, its `words` saved in `staging` already."""
         manifest = dataclasses.replace(newest, count=connection.count(physical_name(newest), ""))
-        committed = self._commit(staging, manifest)
+        committed = self.commit(staging, manifest)
         return committed, MilvusView(committed, connection.acquire(), words,
                                      self.directory.lease(committed))
-
-    def _commit(self, staging: Staging, manifest: Manifest) -> Manifest:
-        manifest.software = f"embedsearch {__version__}"
-        return self.directory.commit(staging, manifest)
 
 
 def _properties(manifest: Manifest) -> dict[str, str]:
@@ -236,7 +189,7 @@ def _properties(manifest: Manifest) -> dict[str, str]:
             f"{_PROPERTY}lexical_fields": json.dumps(manifest.text["lexical_fields"])}
 
 
-def _check_name(name: str) -> str:
+def check_name(name: str) -> str:
     if not _NAME.fullmatch(name):
         raise ConfigurationError(f"Milvus collection name {name!r}: use letters, digits and "
                                  "underscores, starting with a letter or underscore, at most "

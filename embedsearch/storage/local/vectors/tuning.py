@@ -11,13 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..errors import InputError
+from ....errors import InputError
 
 __all__ = [
     "EXACT_MAX",
     "choose_index_type",
     "estimate_bytes",
-    "exact_subset_limit",
     "hnsw_params",
     "ivf_params",
     "ivfpq_params",
@@ -34,10 +33,6 @@ EXACT_MAX = 50_000
 #: Past this many vectors HNSW is built with a narrower beam (see `hnsw_params`).
 LARGE_HNSW = 200_000
 
-#: A filter that admits at most this many vectors is searched exactly over them: ~1.5 ms
-#: for 20k vectors, where graph search restricted to a small fraction of the corpus
-#: walks many rejected nodes and can come back short.
-EXACT_SUBSET_MAX = 20_000
 
 
 def choose_index_type(count: int, exact_max: int = EXACT_MAX, *,
@@ -76,10 +71,6 @@ def estimate_bytes(kind: str, count: int, dim: int = 384) -> int:
         per = vector
     return per * count
 
-
-def exact_subset_limit(count: int, limit: int = EXACT_SUBSET_MAX) -> int:
-    """Largest admissible subset searched exactly instead of through the approximate index."""
-    return min(count, limit)
 
 
 def hnsw_params(count: int) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import InputError
-from .base import Hits, VectorIndex, register_backend
+from ....errors import InputError
+from ...exact import Ranked
+from .base import VectorIndex, register_backend
 from .faisslib import faiss, id_selector, training_sample, write_index
 from .tuning import hnsw_params, ivf_params, search_threads
 
@@ -133,7 +134,7 @@ class FaissIndex(VectorIndex):
         return faiss.SearchParameters(sel=selector) if selector is not None else None
 
     def _search(self, queries: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None,
-                exclude: NDArray[np.int64] | None) -> Hits:
+                exclude: NDArray[np.int64] | None) -> Ranked:
         if len(self._dead) and allowed is None:
             exclude = self._dead if exclude is None else np.union1d(exclude, self._dead)
         faiss.omp_set_num_threads(search_threads(len(queries), os.cpu_count() or 1))

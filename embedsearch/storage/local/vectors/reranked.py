@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import InputError
-from .base import Hits, VectorIndex, register_backend
+from ....errors import InputError
+from ...exact import Ranked
+from .base import VectorIndex, register_backend
 from .faisslib import faiss, id_selector, training_sample, write_index
 from .tuning import ivfpq_params, search_threads
 
@@ -87,7 +88,7 @@ class RerankedIndex(VectorIndex):
                           dtype=np.float32)
 
     def _search(self, queries: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None,
-                exclude: NDArray[np.int64] | None) -> Hits:
+                exclude: NDArray[np.int64] | None) -> Ranked:
         depth = max(k, int(self.params.get("rerank", 200)))
         faiss.omp_set_num_threads(search_threads(len(queries), os.cpu_count() or 1))
         params = faiss.SearchParametersIVF(sel=id_selector(allowed, exclude),

@@ -14,24 +14,24 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..filters import Filters
+from ...filters import Filters
+from ...papers import Paper
+from ...words import WordCounts
+from ..base import Ranked, View, WordStatistics
+from ..exact import EXACT_SUBSET_MAX, exact_search
 from ..layout import Lease, Manifest
-from ..lexical import WordCounts
-from ..papers import Paper
-from ..vectors.exact import exact_search
-from .base import Ranked, View, WordStatistics
-from .milvus_connection import Connection
-from .milvus_schema import filter_expression, in_list, paper_of, stems
+from .connection import Connection
+from .schema import filter_expression, in_list, paper_of, stems
 
-__all__ = ["EXACT_FALLBACK", "TOPK_MAX", "MilvusView", "physical_name"]
+__all__ = ["TOPK_MAX", "MilvusView", "physical_name"]
 
 #: The most hits one Milvus search returns (its `topk` limit).
 TOPK_MAX = 16_384
-#: A filter passed by at most this many papers is ranked exactly when HNSW comes up short.
-EXACT_FALLBACK = 20_000
 _BATCH = 1_000  # keys an `in [...]` filter lists
 _RETRIES = 3  # wider searches before the exact ranking
-#: A filter that at most this many papers pass is ranked exactly over their vectors.
+#: A filter that at most this many papers pass is ranked exactly over their vectors,
+#: fetched at once. Smaller than `exact.EXACT_SUBSET_MAX`, which bounds the exact
+#: fallback after HNSW came up short: here the vectors cross the network first.
 _EXACT_SMALL = 2_000
 #: HNSW's search breadth under a filter. Measured in Lite on 5,000 dev papers, filters
 #: passing 54, 360 and 1,319 of them: recall@10 0.47, 0.85, 0.93 at ef 64; 0.997, 1.0,
@@ -113,7 +113,7 @@ class MilvusView(View):
         pass is ranked exactly over their vectors (fetched once per filter), and a
         wider one searched more broadly (`_FILTERED_EF`). HNSW can also stop short, so
         a short answer is asked again more widely (limit and ef x4, up to 3 times), and
-        if still short with at most `EXACT_FALLBACK` papers passing, ranked exactly.
+        if still short with at most `exact.EXACT_SUBSET_MAX` papers passing, ranked exactly.
         """
         query = np.asarray(vector, dtype=np.float32).ravel()
         subset = self._subset(filters) if filters else None
@@ -133,7 +133,7 @@ class MilvusView(View):
                 limit, ef = min(limit * 4, TOPK_MAX, max(passing, 1)), min(ef * 4, _EF_MAX)
                 hits = self._search("dense", query.tolist(), max(limit, want), expr,
                                     {"metric_type": "IP", "params": {"ef": max(ef, limit)}})
-            if len(hits) < want and passing <= EXACT_FALLBACK:
+            if len(hits) < want and passing <= EXACT_SUBSET_MAX:
                 keys, vectors = self._fetch(filter_expression(filters, None))
                 return _exact(keys, vectors, query, depth, exclude)
         return _ranked(hits, depth)

@@ -33,13 +33,13 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
-from .errors import (
+from ..errors import (
     IndexCorruptError,
     IndexExistsError,
     IndexIncompatibleError,
     IndexNotFoundError,
 )
-from .fs import (
+from ..fs import (
     Lease,
     exclusive_lock,
     fsync_dir,
@@ -48,7 +48,7 @@ from .fs import (
     try_exclusive,
     write_atomic,
 )
-from .hashing import sha256_file
+from ..hashing import sha256_file
 
 __all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "IndexDirectory", "Lease", "Manifest", "Staging"]
 

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError, DependencyError, EmbedSearchError, IndexCorruptError
-from .milvus_schema import in_list
+from ...errors import ConfigurationError, DependencyError, EmbedSearchError, IndexCorruptError
+from .schema import in_list
 
 __all__ = ["CONNECT_TIMEOUT", "Connection", "MilvusError", "is_lite", "milvus_errors"]
 

@@ -1,11 +1,10 @@
 """Lexical ranking: BM25 over words and over adjacent word pairs, in NumPy arrays.
 
-Text is lower-cased, split into words of two or more letters or digits, stripped of the
-33 Lucene English stopwords and Snowball-stemmed (the bm25s defaults). A document's
-score is BM25 over its words plus 0.3 x BM25 over its adjacent word pairs (after
-stopword removal): on the dev queries the pairs added 0.02-0.03 MRR@10 to title and
-tldr queries, more than any other lexical change measured (title boosts, field weights,
-BM25 variants and RM3 expansion all measured within noise or worse).
+Words are `words.Tokenizer`'s stems. A document's score is BM25 over its words plus
+0.3 x BM25 over its adjacent word pairs (after stopword removal): on the dev queries the
+pairs added 0.02-0.03 MRR@10 to title and tldr queries, more than any other lexical
+change measured (title boosts, field weights, BM25 variants and RM3 expansion all
+measured within noise or worse).
 
 Terms are stored as 64-bit hashes in sorted arrays, not in a vocabulary dict: loading an
 index is reading a few arrays, and the millions of word pairs cost no Python objects.
@@ -13,115 +12,22 @@ index is reading a few arrays, and the millions of word pairs cost no Python obj
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LEXICAL_FILE", "WORDS_FILE", "LexicalIndex", "Tokenizer", "WordCounts",
-           "WordStatistics"]
+from ...words import Tokenized, bm25_idf
+
+__all__ = ["LEXICAL_FILE", "LexicalIndex"]
 
 LEXICAL_FILE = "lexical.npz"
 K1, B = 1.2, 0.75
 PAIR_WEIGHT = 0.3
-_WORD = re.compile(r"(?u)\b\w\w+\b")
-STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the "
-    "their then there these they this to was will with".split()
-)
-
-
-class Tokenizer:
-    """Text to stemmed words; the same for documents and queries."""
-
-    def __init__(self) -> None:
-        import Stemmer
-
-        self._stem = Stemmer.Stemmer("english").stemWords
-        self._hashes: dict[str, int] = {}
-
-    def words(self, text: str) -> list[str]:
-        return list(self._stem([w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]))
-
-    def surface(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
-        """For each text, (word as written, its stem) for each of its non-stopwords."""
-        written = [[w for w in _WORD.findall(text) if w.lower() not in STOPWORDS]
-                   for text in texts]
-        stems = iter(self._stem([w.lower() for words in written for w in words]))
-        return [[(w, next(stems)) for w in words] for words in written]
-
-    def hashes(self, terms: Iterable[str]) -> NDArray[np.uint64]:
-        """Stable 64-bit hashes of `terms` (memoised: corpora repeat their words)."""
-        known = self._hashes
-        out = []
-        for term in terms:
-            value = known.get(term)
-            if value is None:
-                value = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(),
-                                       "little")
-                known[term] = value
-            out.append(value)
-        return np.array(out, dtype=np.uint64)
-
-    def terms(self, text: str) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
-        """Hashes of the words of `text` and of its adjacent word pairs."""
-        words = self.words(text)
-        pairs = [f"{a} {b}" for a, b in zip(words, words[1:])]
-        return self.hashes(words), self.hashes(pairs)
-
-
-class WordStatistics(Protocol):
-    """What evidence needs of an index's words: the tokenizer and how rare each stem is.
-    A `LexicalIndex` is one; an index whose postings live elsewhere (Milvus) keeps only
-    these counts."""
-
-    @property
-    def tokenizer(self) -> Tokenizer: ...
-
-    def idf(self, words: Sequence[str]) -> dict[str, float]:
-        """BM25 idf of each stem, as the index weighs it."""
-        ...
-
-    def __len__(self) -> int: ...
-
-
-def _find(sorted_terms: NDArray[np.uint64],
-          terms: NDArray[np.uint64]) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
-    """For each of `terms`, its position in `sorted_terms` and whether it is there."""
-    if not len(sorted_terms):
-        return np.zeros(len(terms), np.intp), np.zeros(len(terms), bool)
-    where = np.searchsorted(sorted_terms, terms).clip(0, len(sorted_terms) - 1)
-    return where, sorted_terms[where] == terms
-
-
-def _idf(papers: int, sorted_terms: NDArray[np.uint64], df: NDArray[np.int64],
-         terms: NDArray[np.uint64]) -> NDArray[np.float64]:
-    """Lucene's BM25 idf, log1p((N - df + 0.5) / (df + 0.5)), of each of `terms` among
-    `papers` papers, `df[i]` being the document frequency of `sorted_terms[i]`; a term
-    seen nowhere has df 0."""
-    where, known = _find(sorted_terms, terms)
-    found = np.zeros(len(terms))
-    found[known] = df[where][known]
-    return np.log1p((papers - found + 0.5) / (found + 0.5))
-
-
-class _Tokenized:
-    """A lazily made `Tokenizer` (it loads the Snowball stemmer): what both kinds of word
-    statistics read and count words with."""
-
-    _tokenizer: Tokenizer | None = None
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        if self._tokenizer is None:
-            self._tokenizer = Tokenizer()
-        return self._tokenizer
 
 
 @dataclass
@@ -199,7 +105,7 @@ class _Postings:
 
     def idf(self, terms: NDArray[np.uint64]) -> NDArray[np.float64]:
         """Lucene's BM25 idf of each term; unknown terms get that of a term seen nowhere."""
-        return _idf(len(self.lengths), self.terms, self.df, terms)
+        return bm25_idf(len(self.lengths), self.terms, self.df, terms)
 
     @cached_property
     def df(self) -> NDArray[np.int64]:
@@ -233,7 +139,7 @@ class _Postings:
                      for name in ("terms", "indptr", "rows", "tf", "lengths")))
 
 
-class LexicalIndex(_Tokenized):
+class LexicalIndex(Tokenized):
     """BM25 over words and word pairs of each paper's lexical text, rows keyed like vectors."""
 
     def __init__(self, words: _Postings, pairs: _Postings, keys: NDArray[np.int64]) -> None:
@@ -309,73 +215,3 @@ class LexicalIndex(_Tokenized):
         with np.load(directory / LEXICAL_FILE, allow_pickle=False) as data:
             return cls(_Postings.from_arrays(data, "words"), _Postings.from_arrays(data, "pairs"),
                        np.asarray(data["keys"]))
-
-
-WORDS_FILE = "words.npz"
-
-
-class WordCounts(_Tokenized):
-    """How many papers each word stem occurs in, and how many papers there are: what
-    evidence needs of an index whose BM25 is computed elsewhere (a Milvus collection).
-
-    The stems are those `LexicalIndex` counts (`Tokenizer.words`), kept as sorted 64-bit
-    hashes with their document frequencies, so `idf` weighs a word exactly as a local
-    index of the same papers would. Satisfies `storage.WordStatistics`.
-    """
-
-    def __init__(self, terms: NDArray[np.uint64], df: NDArray[np.int64], papers: int) -> None:
-        self._terms, self._df, self._papers = terms, df, papers
-
-    @classmethod
-    def build(cls, texts: Iterable[str]) -> WordCounts:
-        counts = cls(np.zeros(0, np.uint64), np.zeros(0, np.int64), 0)
-        counts.add(texts)
-        return counts
-
-    def __len__(self) -> int:
-        return self._papers
-
-    def _documents(self, texts: Iterable[str]) -> tuple[NDArray[np.uint64], NDArray[np.int64], int]:
-        """The distinct stems of `texts` with the number of texts each occurs in."""
-        per_text = [np.unique(self.tokenizer.hashes(self.tokenizer.words(text)))
-                    for text in texts]
-        if not per_text:
-            return np.zeros(0, np.uint64), np.zeros(0, np.int64), 0
-        terms, df = np.unique(np.concatenate(per_text), return_counts=True)
-        return terms.astype(np.uint64), df.astype(np.int64), len(per_text)
-
-    def add(self, texts: Iterable[str]) -> None:
-        """Count the papers of `texts` too."""
-        terms, df, papers = self._documents(texts)
-        merged = np.union1d(self._terms, terms).astype(np.uint64)
-        total = np.zeros(len(merged), np.int64)
-        total[np.searchsorted(merged, self._terms)] += self._df
-        total[np.searchsorted(merged, terms)] += df
-        self._terms, self._df, self._papers = merged, total, self._papers + papers
-
-    def remove(self, texts: Iterable[str]) -> None:
-        """Stop counting the papers of `texts` (the very texts they were added with)."""
-        terms, df, papers = self._documents(texts)
-        where, known = _find(self._terms, terms)
-        total = self._df.copy()
-        total[where[known]] -= df[known]
-        live = total > 0
-        self._terms, self._df = self._terms[live], total[live]
-        self._papers = max(self._papers - papers, 0)
-
-    def idf(self, words: Sequence[str]) -> dict[str, float]:
-        """BM25 idf of each (stemmed) word, as `LexicalIndex.idf` weighs it."""
-        values = _idf(self._papers, self._terms, self._df, self.tokenizer.hashes(words))
-        return dict(zip(words, (float(v) for v in values)))
-
-    def save(self, directory: Path) -> list[str]:
-        np.savez(directory / WORDS_FILE, terms=self._terms, df=self._df,
-                 papers=np.array(self._papers, dtype=np.int64))
-        return [WORDS_FILE]
-
-    @classmethod
-    def load(cls, directory: Path) -> WordCounts:
-        with np.load(directory / WORDS_FILE, allow_pickle=False) as data:
-            return cls(np.asarray(data["terms"], dtype=np.uint64),
-                       np.asarray(data["df"], dtype=np.int64), int(data["papers"]))
-

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from .filters import Filters
-from .papers import Paper
+from ...filters import Filters
+from ...papers import Paper
 
 __all__ = ["PaperStore", "STORE_FILE"]
 
