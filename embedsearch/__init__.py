@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from .info import IndexInfo, index_info
     from .readers import read_bibliography, read_papers
     from .results import Hit
-    from .storage import Local, Milvus
+    from .storage.local import Local
+    from .storage.milvus import Milvus
 
 __all__ = [
     "DependencyError",
@@ -73,8 +74,8 @@ _LAZY = {
     "read_papers": "readers",
     "read_bibliography": "readers",
     "Hit": "results",
-    "Local": "storage",
-    "Milvus": "storage",
+    "Local": "storage.local",
+    "Milvus": "storage.milvus",
 }
 
 

@@ -20,28 +20,27 @@ import numpy as np
 from .bundled import DEFAULT_INDEX, corpus_files
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
 from .errors import PaperNotFoundError, QueryError
-from .examples import example_text, example_vector, match_keys, resolve_examples
+from .examples import like_keys, like_papers, match_keys, pull_towards
 from .filters import Filters
 from .indexing import (
     DEFAULT_LEXICAL_FIELDS,
     IndexOptions,
-    attach_map,
+    adding,
     build_index,
     check_abstracts,
-    check_same_encoding,
     encode_papers,
 )
 from .info import IndexInfo, describe
-from .live import LiveIndex, Update
-from .mapping import MapShelf, map_of_snapshot
+from .live import LiveIndex
+from .mapping import MapShelf
 from .papers import DEFAULT_FIELDS, Paper
 from .projection import CorpusMap
 from .readers import read_papers
 from .readers.records import papers_from_records
 from .results import Hits
-from .retrieval import Request, Retriever, check_k, check_mode, check_query, unit
-from .storage import Local, Storage, Target, View
-from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+from .retrieval import Request, Retriever, check_k, check_mode, check_query
+from .storage import Target, View
+from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest
 
 __all__ = ["SearchEngine"]
 
@@ -62,7 +61,7 @@ class SearchEngine:
         self._encoder: tuple[dict[str, Any], Encoder] | None = None  # (for model, encoder)
         self._maps = MapShelf()
         if model is not None or backend is not None or query_prompt is not None:
-            self._get_encoder()  # refuse a mismatched encoder now, not at the first query
+            self.encoder  # refuse a mismatched encoder now, not at the first query
 
     # -- opening and building ------------------------------------------------------------
     @classmethod
@@ -107,7 +106,7 @@ class SearchEngine:
         vectors: np.ndarray | None = None,
         wait: float | None = DEFAULT_WAIT,
         executor: Executor | None = None,
-        storage: Target = Local(),
+        storage: Target | None = None,
         query_prompt: str | None = None,
         document_prompt: str | None = None,
         allow_title_only: bool = False,
@@ -118,13 +117,13 @@ class SearchEngine:
         `index_type` is auto, flat, hnsw, ivf, ivfpq or a FAISS factory string (auto:
         exact up to `exact_max` papers (default 50,000), then HNSW, or ivfpq when HNSW
         would not fit `memory_budget` bytes); `backend` the encoder backend (auto: the
-        fastest that agrees with torch here); `cache` reuses
-        and stores vectors in the embedding cache under `cache_dir`. `vectors` skips
-        encoding: the papers' embeddings already made by this model and backend. `wait`:
-        seconds to wait for another writer of `out` (None: as long as it takes).
+        fastest that agrees with torch here); `cache` reuses and stores vectors in the
+        embedding cache under `cache_dir`. `vectors` skips encoding: the papers' embeddings
+        already made by this model and backend. `wait`: seconds to wait for another writer
+        of `out` (None: as long as it takes).
         `executor` computes the vectors the cache lacks: this process by default, or a
         Ray cluster with `RayExecutor` (same vectors, same index). `storage`: where the
-        vectors, words and papers live: files in `out` (`Local()`, the default) or a
+        vectors, words and papers live: files in `out` (None or `Local()`, the default) or a
         Milvus collection (`Milvus(uri, collection)`; `out` then holds the manifest).
         `query_prompt` / `document_prompt`: put before queries / papers' texts; by default
         the model's own (its sentence-transformers configuration, or its known family's),
@@ -144,7 +143,8 @@ class SearchEngine:
         build_index(directory, records, encoder, options, target=storage,
                     vectors=vectors, overwrite=overwrite, progress=progress, wait=wait,
                     executor=executor)
-        engine = cls(directory, verify=False, cache_dir=cache_dir, secrets=storage.secrets())
+        engine = cls(directory, verify=False, cache_dir=cache_dir,
+                     secrets=storage.secrets() if storage else None)
         engine._encoder = (engine._manifest.model, encoder)
         return engine
 
@@ -167,7 +167,7 @@ class SearchEngine:
                                         cache_dir=cache_dir)
         return cls.open(path, cache_dir=cache_dir)
 
-    # What the served generation holds, for the methods below (and eval and bench).
+    # What the served generation holds, for the methods below.
     @property
     def _view(self) -> View:
         return self._live.view
@@ -195,9 +195,11 @@ class SearchEngine:
         self.close()
 
     # -- the encoder -----------------------------------------------------------------------
-    def _get_encoder(self) -> Encoder:
-        """The query encoder of the served generation (resolved anew after a rebuild with
-        another model)."""
+    @property
+    def encoder(self) -> Encoder:
+        """The encoder of the served generation's queries: its model, backend and query
+        prompt (resolved anew after a rebuild with another model). `encoder.encode_queries`
+        gives the vectors `search` ranks by."""
         model = self._manifest.model
         if self._encoder is None or self._encoder[0] != model:
             requested, backend, query_prompt = self._requested
@@ -208,16 +210,18 @@ class SearchEngine:
         return self._encoder[1]
 
     # -- reading ---------------------------------------------------------------------------
-    def _reading(self) -> AbstractContextManager[View]:
-        """Hold the engine for one call, on the newest generation."""
+    def snapshot(self) -> AbstractContextManager[View]:
+        """The newest generation, held for a `with` block: one consistent state of the
+        index to read (`keys`, `vectors`, `papers`, `words`, ...), which another process's
+        write does not change under it. Every method of the engine reads through one."""
         return self._live.reading()
 
     def __len__(self) -> int:
-        with self._reading():
+        with self.snapshot():
             return len(self._view)
 
     def __contains__(self, paper_id: object) -> bool:
-        with self._reading():
+        with self.snapshot():
             return isinstance(paper_id, str) and bool(self._view.keys_of([paper_id]))
 
     @property
@@ -226,12 +230,12 @@ class SearchEngine:
 
     def info(self) -> IndexInfo:
         """What this index holds and how it was built."""
-        with self._reading():
+        with self.snapshot():
             return describe(self._directory, self._manifest)
 
     def get(self, paper_id: str) -> Paper:
         """The paper with id `paper_id`; PaperNotFoundError if there is none."""
-        with self._reading():  # a write swaps the store; never read a closed one
+        with self.snapshot():  # a write swaps the store; never read a closed one
             key = self._key(paper_id)
             return self._view.papers([key])[key]
 
@@ -242,7 +246,7 @@ class SearchEngine:
         return found[paper_id]
 
     def _retriever(self) -> Retriever:
-        return Retriever(self._view, lambda texts: self._get_encoder().encode_queries(texts))
+        return Retriever(self._view, lambda texts: self.encoder.encode_queries(texts))
 
     def search(self, query: str, k: int = 10, *, filters: Filters | None = None,
                mode: str = "hybrid", positives: Sequence[str] = (), diverse: bool = False,
@@ -269,16 +273,15 @@ class SearchEngine:
         check_mode(mode)
         if not texts:
             return []
-        with self._reading():
+        with self.snapshot():
             examples = self._keys(positives)
-            vectors = (self._get_encoder().encode_queries(texts) if mode != "lexical"
+            vectors = (self.encoder.encode_queries(texts) if mode != "lexical"
                        else [None] * len(texts))
             retriever = self._retriever()
-            pull = self._view.vectors(examples).mean(0) if len(examples) else None
+            pulled = self._view.vectors(examples)
             results = []
             for text, vector in zip(texts, vectors):
-                if vector is not None and pull is not None:
-                    vector = unit(vector + pull)
+                vector = None if vector is None else pull_towards(vector, pulled)
                 request = Request(text, vector, examples, text)
                 results.append(Hits(retriever.hits(request, k, mode, filters, diverse, evidence)))
             return results
@@ -296,12 +299,8 @@ class SearchEngine:
         ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
         if not ids:
             raise QueryError("similar needs at least one paper id")
-        with self._reading():
-            keys, against = self._keys(ids), self._keys(negatives)
-            view = self._view
-            vector = example_vector(view.vectors(keys), view.vectors(against))
-            text = example_text(list(view.papers(int(key) for key in keys).values()))
-            request = Request(None, unit(vector), np.union1d(keys, against), text)
+        with self.snapshot():
+            request = like_keys(self._view, self._keys(ids), self._keys(negatives))
             return Hits(self._retriever().hits(request, k, "dense", filters,
                                                diverse, evidence))
 
@@ -323,22 +322,16 @@ class SearchEngine:
         against = papers_from_records(negatives, title_only=True)
         if not given:
             raise QueryError("similar_to_papers needs at least one paper")
-        with self._reading():
-            found = resolve_examples([*given, *against], self._view,
-                                     lambda texts: self._get_encoder().encode_documents(texts),
-                                     self._manifest.text["fields"])
-            split = len(given)
-            vector = example_vector(found.vectors[:split], found.vectors[split:],
-                                    positive_weights=found.weights[:split],
-                                    negative_weights=found.weights[split:])
-            request = Request(None, unit(vector), found.matched, example_text(given))
+        with self.snapshot():
+            request = like_papers(given, against, self._view,
+                                  lambda texts: self.encoder.encode_documents(texts))
             return Hits(self._retriever().hits(request, k, "dense", filters,
                                                diverse, evidence))
 
     def match_papers(self, papers: Sequence[Paper]) -> list[str | None]:
         """The id of the index's paper each given paper is (same id, DOI, arXiv id or
         normalised title, as `similar_to_papers` matches them), or None."""
-        with self._reading():
+        with self.snapshot():
             keys = match_keys(papers, self._view)
             found = self._view.papers(key for key in keys if key is not None)
         return [found[key].id if key is not None and key in found else None for key in keys]
@@ -352,24 +345,14 @@ class SearchEngine:
 
         A map computed from other data (before an add or remove) is never returned.
         """
-        with self._reading():
+        with self.snapshot():
             return self._maps.current(self._directory, self._manifest)
 
     def compute_map(self, *, wait: float | None = DEFAULT_WAIT) -> CorpusMap | None:
         """Compute the map and store it with the index (a new generation sharing the data
         files); None, storing nothing, if the index changed meanwhile. Minutes for large
         indexes; only the snapshot and the commit hold the lock, so queries go on."""
-        with self._reading():
-            manifest, keys = self._manifest, self._view.keys()
-            vectors, papers = self._view.vectors(keys), self._view.papers(keys)
-        corpus_map = map_of_snapshot(manifest, keys, vectors, papers)
-        published = attach_map(self._directory, manifest, corpus_map, wait=wait)
-        if published is None:
-            return None
-        with self._reading():  # loads the map's generation, or one newer still
-            if self._manifest.generation == published.generation:
-                self._maps.keep(published.generation, corpus_map)
-        return corpus_map
+        return self._maps.compute(self._directory, self.snapshot, wait=wait)
 
     def map_papers(self, corpus_map: CorpusMap) -> list[Paper]:
         """The papers of `corpus_map`'s points, in point order (it must be current)."""
@@ -391,21 +374,15 @@ class SearchEngine:
         """
         records = papers_from_records(papers)
         check_abstracts(records, allow_title_only)
-        with self._reading():
+        with self.snapshot():
             known = self._view.keys_of(paper.id for paper in records)
             new = [paper for paper in records if paper.id not in known]
             if not new:
                 return 0
-            encoded_for = self._manifest
-            vectors = encode_papers(self._get_encoder(), encoded_for, new, progress=progress,
+            vectors = encode_papers(self.encoder, self._manifest, new, progress=progress,
                                     executor=executor)
-
-        def update(storage: Storage, staging: Staging,
-                   newest: Manifest) -> tuple[Manifest, View] | None:
-            check_same_encoding(encoded_for, newest)
-            return storage.add(staging, newest, new, vectors)
-
-        return self._write(wait, update)
+            update = adding(self._manifest, new, vectors)
+        return self._live.write(update, wait=wait)
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
                   format: str | None = None, progress: bool = False,
@@ -420,13 +397,10 @@ class SearchEngine:
         """Remove papers by id (all must exist, or nothing changes); returns the count.
         `wait` as for `add`."""
         ids = list(dict.fromkeys(paper_ids))
-        with self._reading():
+        with self.snapshot():
             for paper_id in ids:  # refuse an unknown id before waiting for the lock
                 self._key(paper_id)
         if ids:
-            self._write(wait, lambda storage, staging, newest: storage.remove(
-                staging, newest, ids))
+            self._live.write(lambda storage, staging, newest: storage.remove(
+                staging, newest, ids), wait=wait)
         return len(ids)
-
-    def _write(self, wait: float | None, update: Update) -> int:
-        return self._live.write(update, wait=wait)

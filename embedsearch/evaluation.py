@@ -44,7 +44,8 @@ from .engine import SearchEngine
 from .metrics import METRICS
 from .papers import Paper, split_sentences
 from .readers import read_papers
-from .storage import Local, LocalView, Milvus, Target
+from .storage import Target, View, parse_target
+from .storage.local import LocalView
 
 __all__ = ["TASKS", "evaluate", "main", "self_supervised"]
 
@@ -127,32 +128,32 @@ def _encode_rate(model: str | None, backend: str, papers: Sequence[Paper]) -> fl
 def _baselines(engine: SearchEngine, texts: Sequence[str]) -> dict[str, list[list[str]]]:
     """Plain word BM25, and the naive 50/50 min-max fusion of it with dense search
     (of a local index: the baselines read its BM25 arrays)."""
-    view = engine._view
-    assert isinstance(view, LocalView)
-    parts = view.parts
-    vectors = engine._get_encoder().encode_queries(list(texts))
+    vectors = engine.encoder.encode_queries(list(texts))
     words, naive = [], []
-    for text, vector in zip(texts, vectors):
-        scores = parts.lexical._words.scores(parts.lexical.tokenizer.terms(text)[0])
-        bm25 = parts.lexical.top(scores, 100)
-        dense_scores, dense_keys = parts.vectors.search(vector[None, :], 100)
-        pool = np.union1d(bm25[1], dense_keys[0][dense_keys[0] >= 0])
-        lexical = scores[parts.lexical.rows(pool)]
-        dense = parts.vectors.reconstruct(pool) @ vector
-
-        def scaled(values: np.ndarray) -> np.ndarray:
-            low, high = values.min(), values.max()
-            return (values - low) / (high - low) if high > low else np.zeros(len(values))
-
-        fused = pool[np.argsort(-(0.5 * scaled(lexical) + 0.5 * scaled(dense)),
-                                kind="stable")][:10]
-        words.append(_ids(engine, bm25[1][:10]))
-        naive.append(_ids(engine, fused))
+    with engine.snapshot() as view:
+        assert isinstance(view, LocalView)
+        lexical_index, vector_index = view.parts.lexical, view.parts.vectors
+        for text, vector in zip(texts, vectors):
+            scores = lexical_index.scores(text, pair_weight=0.0)
+            bm25 = lexical_index.top(scores, 100)
+            dense_keys = vector_index.search(vector[None, :], 100)[1][0]
+            pool = np.union1d(bm25[1], dense_keys[dense_keys >= 0])
+            lexical = scores[lexical_index.rows(pool)]
+            dense = vector_index.reconstruct(pool) @ vector
+            fused = pool[np.argsort(-(0.5 * _scaled(lexical) + 0.5 * _scaled(dense)),
+                                    kind="stable")][:10]
+            words.append(_ids(view, bm25[1][:10]))
+            naive.append(_ids(view, fused))
     return {"bm25 words only": words, "naive fusion": naive}
 
 
-def _ids(engine: SearchEngine, keys: np.ndarray) -> list[str]:
-    papers = engine._view.papers(int(key) for key in keys)
+def _scaled(values: np.ndarray) -> np.ndarray:
+    low, high = values.min(), values.max()
+    return (values - low) / (high - low) if high > low else np.zeros(len(values))
+
+
+def _ids(view: View, keys: np.ndarray) -> list[str]:
+    papers = view.papers(int(key) for key in keys)
     return [papers[int(key)].id for key in keys]
 
 
@@ -201,7 +202,8 @@ def _task_rows(files: list[Path], papers: list[Paper], queries: list[Query], tas
     stats = [(str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
     key = hashlib.sha256(json.dumps([stats, *subset, task.fields, task.lexical_fields, backend,
                                      model]).encode()).hexdigest()[:12]
-    storage: Target = (Milvus(milvus, f"eval_{task_name}_{key}") if milvus else Local())
+    storage = (parse_target(f"milvus:{milvus}", {"collection": f"eval_{task_name}_{key}"})
+               if milvus else parse_target("local"))
     name = f"{task_name}-{key}" + ("-milvus" if milvus else "")
     engine = _index(work / name, papers, task, backend, progress, storage, model)
     texts = [q.text for q in chosen]

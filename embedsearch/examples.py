@@ -21,10 +21,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .papers import Paper, embedding_text, normalise_title
+from .retrieval import Request
 from .storage import View
 
 __all__ = ["NEGATIVE_WEIGHT", "TITLE_ONLY_WEIGHT", "Examples", "example_text",
-           "example_vector", "match_keys", "resolve_examples"]
+           "example_vector", "like_keys", "like_papers", "match_keys", "pull_towards",
+           "resolve_examples"]
 
 #: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
 NEGATIVE_WEIGHT = 0.5
@@ -50,12 +52,27 @@ def example_vector(positives: NDArray[np.float32], negatives: NDArray[np.float32
                    positive_weights: NDArray[np.float32] | None = None,
                    negative_weights: NDArray[np.float32] | None = None
                    ) -> NDArray[np.float32]:
-    """The direction of "like these, unlike those": the (weighted) mean of the positive
-    vectors minus NEGATIVE_WEIGHT times that of the negative ones (none: nothing taken)."""
+    """The direction of "like these, unlike those", of unit length: the (weighted) mean of
+    the positive vectors minus NEGATIVE_WEIGHT times that of the negative ones (none:
+    nothing taken)."""
     vector = _mean(positives, positive_weights)
     if len(negatives):
         vector = vector - NEGATIVE_WEIGHT * _mean(negatives, negative_weights)
-    return vector
+    return _unit(vector)
+
+
+def pull_towards(query: NDArray[np.float32],
+                 examples: NDArray[np.float32]) -> NDArray[np.float32]:
+    """A query vector pulled towards example papers (`search`'s `positives`): the query
+    plus the mean of the examples' vectors, of unit length; the query itself if none."""
+    if not len(examples):
+        return query
+    return _unit(query + examples.mean(0))
+
+
+def _unit(vector: NDArray[np.float32]) -> NDArray[np.float32]:
+    return np.ascontiguousarray(vector / max(float(np.linalg.norm(vector)), 1e-12),
+                                dtype=np.float32)
 
 
 def example_text(papers: Sequence[Paper]) -> str:
@@ -114,3 +131,23 @@ def resolve_examples(papers: Sequence[Paper], view: View,
               "titles alone.", len(papers), len(known), len(new) - len(titles_only),
               len(titles_only))
     return Examples(out, weights, matched)
+
+
+def like_keys(view: View, keys: NDArray[np.int64], against: NDArray[np.int64]) -> Request:
+    """The dense request for papers like the index's `keys` and unlike `against`, ranked
+    by their stored vectors (`example_vector`); none of them is returned."""
+    vector = example_vector(view.vectors(keys), view.vectors(against))
+    text = example_text(list(view.papers(int(key) for key in keys).values()))
+    return Request(None, vector, np.union1d(keys, against), text)
+
+
+def like_papers(given: Sequence[Paper], against: Sequence[Paper], view: View,
+                encode: Callable[[list[str]], NDArray[np.float32]]) -> Request:
+    """The dense request for papers like `given` and unlike `against`, which need not be
+    in the index (`resolve_examples`); those the index holds are never returned."""
+    found = resolve_examples([*given, *against], view, encode, view.manifest.text["fields"])
+    split = len(given)
+    vector = example_vector(found.vectors[:split], found.vectors[split:],
+                            positive_weights=found.weights[:split],
+                            negative_weights=found.weights[split:])
+    return Request(None, vector, found.matched, example_text(given))

@@ -8,22 +8,29 @@ was, and a change another process published meanwhile is never lost.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._version import __version__
 from .encoding import Encoder, Executor, Prompts
-from .errors import IndexIncompatibleError, IndexNotFoundError, InputError
+from .errors import IndexIncompatibleError, InputError
 from .papers import TEXT_FIELDS, Paper, embedding_text
-from .projection import MAP_FILE, CorpusMap, save_map
-from .storage import DEFAULT_LEXICAL_FIELDS, IndexOptions, Local, Target, storage_class
+from .storage import (
+    DEFAULT_LEXICAL_FIELDS,
+    IndexOptions,
+    Storage,
+    Target,
+    Update,
+    View,
+    parse_target,
+    storage_class,
+)
 from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 
-__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "attach_map", "build_index",
-           "check_abstracts", "check_fields", "check_same_encoding", "encode_papers",
-           "newest_generation"]
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "adding", "build_index",
+           "check_abstracts", "check_fields", "check_same_encoding", "encode_papers"]
 
 
 def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
@@ -89,7 +96,7 @@ def build_index(
     encoder: Encoder,
     options: IndexOptions = IndexOptions(),
     *,
-    target: Target = Local(),
+    target: Target | None = None,
     vectors: np.ndarray | None = None,
     overwrite: bool = False,
     progress: bool = False,
@@ -111,6 +118,7 @@ def build_index(
     _check_unique(papers)
     # Refuse what would fail before encoding, which can take hours.
     directory.ensure_writable(replace=overwrite)
+    target = target or parse_target("local")
     storage = storage_class(target.kind)(directory, target.settings(), target.secrets())
     try:
         storage.check_build(options, len(papers), encoder.dim, overwrite=overwrite)
@@ -142,26 +150,15 @@ def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
     return normalised
 
 
-def attach_map(directory: IndexDirectory, manifest: Manifest, corpus_map: CorpusMap, *,
-               wait: float | None = DEFAULT_WAIT) -> Manifest | None:
-    """Publish `manifest`'s data with `corpus_map` as the next generation; returns its
-    manifest, or None (writing nothing) if the index changed since `manifest`.
+def adding(encoded_for: Manifest, papers: Sequence[Paper],
+           vectors: NDArray[np.float32]) -> Update:
+    """The write that adds `papers` (row i of `vectors` is paper i's, encoded for the
+    generation `encoded_for`) to the newest generation: refused if the index was rebuilt
+    with another encoding meanwhile; papers another process added meanwhile are kept."""
 
-    The data files are shared with the current generation, so this costs the map file
-    and one checksum pass. Build, add and remove never carry a map over: a generation's
-    map always describes that generation's papers.
-    """
-    with directory.write(replace=True, wait=wait) as staging:
-        if newest_generation(directory, staging).generation != manifest.generation:
-            return None
-        directory.link_files(manifest, staging, [n for n in manifest.files if n != MAP_FILE])
-        save_map(corpus_map, staging.dir / MAP_FILE)
-        return directory.commit(staging, dataclasses.replace(manifest))
+    def update(storage: Storage, staging: Staging,
+               newest: Manifest) -> tuple[Manifest, View] | None:
+        check_same_encoding(encoded_for, newest)
+        return storage.add(staging, newest, papers, vectors)
 
-
-def newest_generation(directory: IndexDirectory, staging: Staging) -> Manifest:
-    """The generation an update derives from: the newest, read under the writers' lock."""
-    if staging.previous is None:  # write() found no index: it was deleted meanwhile
-        raise IndexNotFoundError(f"the index at {directory.path} was removed meanwhile; "
-                                 "nothing was written")
-    return staging.previous
+    return update

@@ -10,20 +10,14 @@ serve what the storage published.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from .indexing import newest_generation
-from .storage import Storage, View, storage_class, storage_kind
-from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+from .storage import Storage, Update, View, storage_class, storage_kind
+from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, newest_generation
 
 __all__ = ["LiveIndex", "Update"]
-
-#: A write: given the storage, the staged generation and the newest manifest, the
-#: published manifest and a view of it, or None if there was nothing to write.
-Update = Callable[[Storage, Staging, Manifest], "tuple[Manifest, View] | None"]
-
 
 class LiveIndex:
     """The served view of one index directory, swapped whole when it changes."""

@@ -29,7 +29,6 @@ __all__ = [
     "check_k",
     "check_mode",
     "check_query",
-    "unit",
 ]
 
 MODES = ("hybrid", "dense", "lexical")
@@ -55,11 +54,6 @@ def check_query(query: str) -> str:
                          f"{MAX_QUERY_CHARS}")
     return query.strip()
 
-
-def unit(vector: np.ndarray) -> np.ndarray:
-    """`vector` scaled to length 1, as float32."""
-    return np.ascontiguousarray(vector / max(float(np.linalg.norm(vector)), 1e-12),
-                                dtype=np.float32)
 
 
 def check_mode(mode: str) -> str:

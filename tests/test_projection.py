@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from embedsearch import IndexCorruptError, SearchEngine
-from embedsearch.indexing import attach_map
+from embedsearch.mapping import attach_map
 from embedsearch.projection import MAP_FILE, UMAP_MIN_PAPERS, compute_map, load_map
 from embedsearch.storage.layout import IndexDirectory
 

@@ -59,10 +59,10 @@ def _naive(index_dir: Path, queries: Sequence[str]) -> list[float]:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    with SearchEngine.open(index_dir) as engine:
-        keys = engine._view.keys()
-        vectors = engine._view.vectors(keys)
-        papers = engine._view.papers(int(key) for key in keys)
+    with SearchEngine.open(index_dir) as engine, engine.snapshot() as view:
+        keys = view.keys()
+        vectors = view.vectors(keys)
+        papers = view.papers(int(key) for key in keys)
         titles = [papers[int(key)].title for key in keys]
     model = SentenceTransformer(str(resolve_model().path), device="cpu")
     index = faiss.IndexFlatIP(vectors.shape[1])

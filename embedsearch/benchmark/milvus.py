@@ -21,8 +21,8 @@ from ..devset import DevSet, Query
 from ..engine import SearchEngine
 from ..filters import Filters
 from ..metrics import mrr, recall
-from ..storage import Local, Milvus
 from ..storage.exact import exact_search
+from ..storage.milvus import Milvus
 from .report import Table
 
 __all__ = ["milvus_table"]
@@ -65,7 +65,7 @@ def _build(devset: DevSet, folder: Path, kind: str, rows: list[int]) -> tuple[Se
     if vectors is None:
         raise FileNotFoundError(f"no stored embeddings in {devset.folder}")
     papers = [devset.papers[i] for i in rows]
-    target = Local() if kind == "local" else Milvus(str(folder / "papers.db"), "bench")
+    target = None if kind == "local" else Milvus(str(folder / "papers.db"), "bench")
     began = time.perf_counter()
     engine = SearchEngine.build(folder / f"{kind}-index", papers, vectors=vectors[rows],
                                 storage=target)
@@ -81,9 +81,9 @@ def _timed(engine: SearchEngine, text: str, mode: str,
 
 def _narrow_filter(engine: SearchEngine) -> tuple[Filters, list[int]]:
     """A venue and year that about 1% of the papers share: where filtered HNSW is weakest."""
-    view = engine._view
-    keys = view.keys()
-    papers = view.papers(keys)
+    with engine.snapshot() as view:
+        keys = view.keys()
+        papers = view.papers(keys)
     counts: dict[tuple[str, int], list[int]] = {}
     for key in keys:
         paper = papers[int(key)]
@@ -144,10 +144,11 @@ def _filtered_row(kind: str, engine: SearchEngine, local: SearchEngine,
     """Dense search under the narrow filter: recall@10 against exact search of the papers
     that pass (in the "Recall@10" column), and its latency."""
     allowed = np.array(sorted(passing), dtype=np.int64)
-    vectors = local._view.vectors(allowed)
-    papers = local._view.papers(allowed)
+    with local.snapshot() as view:
+        vectors = view.vectors(allowed)
+        papers = view.papers(allowed)
     texts = [q.text for q in queries]
-    encoded = local._get_encoder().encode_queries(texts)
+    encoded = local.encoder.encode_queries(texts)
     recalls, seconds = [], []
     for text, vector in zip(texts, encoded):
         _, keys = exact_search(vectors, allowed, vector[None, :], 10)

@@ -51,7 +51,7 @@ def pipeline_table(devset: DevSet, count: int, rounds: int = 4) -> Table:
         ratios = [d / t for d, t in zip(seconds[default[0]], seconds[label])]
         table.add(setting=label, **{"papers/s": len(texts) / sum(seconds[label]),
                                     "x default (median of rounds)": float(np.median(ratios))})
-    tokens = getattr(encoder._backend, "_tokens", None)
+    tokens = getattr(encoder.runtime, "tokens", None)
     if tokens is not None:
         start = time.perf_counter()
         for offset in range(0, len(texts), encoder.batch_size):

@@ -63,10 +63,10 @@ class _PeakRss:
 
 
 def _vectors(index: Path) -> dict[str, np.ndarray]:
-    with SearchEngine.open(index, verify=False) as engine:
-        keys = engine._view.keys()
-        papers = engine._view.papers(keys)
-        vectors = engine._view.vectors(keys)
+    with SearchEngine.open(index, verify=False) as engine, engine.snapshot() as view:
+        keys = view.keys()
+        papers = view.papers(keys)
+        vectors = view.vectors(keys)
     return {papers[int(key)].id: row for key, row in zip(keys, vectors)}
 
 

@@ -202,8 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     # No COMMAND prints the overview (commands.overview) rather than argparse's bare
     # "the following arguments are required"; the defaults are what `main` reads.
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    summaries: list[tuple[str, str]] = []  # for the overview, in the order added
 
-    def command(name: str, summary: str) -> argparse.ArgumentParser:
+    def command(name: str, summary: str, **options: Any) -> argparse.ArgumentParser:
+        summaries.append((name, summary))
+        if options:  # bench and eval: their own parsers read the rest of the line
+            return subparsers.add_parser(name, help=summary, **options)
         return subparsers.add_parser(name, parents=[common], help=summary, description=summary)
 
     build = command("build", "Encode the papers of INPUT files into a new index.")
@@ -306,10 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_wait(add)
     add.set_defaults(run=run.add)
 
-    subparsers.add_parser("bench", help="Measure performance against the naive pipeline "
-                                      "(embedsearch bench --help).", add_help=False)
-    subparsers.add_parser("eval", help="Score ranking quality on labelled queries, every mode "
-                                     "side by side (embedsearch eval --help).", add_help=False)
+    command("bench", "Measure performance against the naive pipeline (embedsearch bench "
+                     "--help).", add_help=False)
+    command("eval", "Score ranking quality on labelled queries, every mode side by side "
+                    "(embedsearch eval --help).", add_help=False)
 
     cache = command("cache", "Show, prune or clear the embedding cache.")
     cache.add_argument("action", nargs="?", choices=("info", "prune", "clear"), default="info")
@@ -360,14 +364,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "from a browser (repeatable; default: no other origin may)")
     serve.set_defaults(run=run.serve)
     parser.set_defaults(run=run.overview, quiet=False, debug=False,
-                        overview=_overview(subparsers))
+                        overview=_overview(summaries))
     return parser
 
 
-def _overview(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> str:
+def _overview(rows: list[tuple[str, str]]) -> str:
     """What `embedsearch` alone prints: every command in a line, and the commonest uses."""
-    # argparse keeps each command's help only in this list; it has for every version.
-    rows = [(action.dest, action.help or "") for action in subparsers._choices_actions]
     width = max(len(name) for name, _ in rows) + 2
     lines = [f"  {name:<{width}}{summary}" for name, summary in rows]
     return ("usage: embedsearch COMMAND [options]  (embedsearch COMMAND --help for its "

@@ -107,7 +107,7 @@ class CudaBackend(TorchBackend):
 
     @property
     def on_gpu(self) -> bool:
-        return str(self._model.device).startswith("cuda")
+        return str(self.model.device).startswith("cuda")
 
     def preferred_batch_size(self) -> int:
         if not self.on_gpu:
@@ -115,7 +115,7 @@ class CudaBackend(TorchBackend):
         import torch
 
         free, _ = torch.cuda.mem_get_info()
-        config = getattr(self._model[0], "auto_model", None)
+        config = getattr(self.model[0], "auto_model", None)
         hidden = int(getattr(getattr(config, "config", None), "hidden_size", 0) or self.dim)
         return cuda_batch_size(int(free), self.max_seq_length, hidden)
 

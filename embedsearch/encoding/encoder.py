@@ -92,6 +92,11 @@ class Encoder:
         return self._backend.name
 
     @property
+    def runtime(self) -> Backend:
+        """The backend object itself, for tools that time its parts (tokenizing)."""
+        return self._backend
+
+    @property
     def dim(self) -> int:
         return self._backend.dim
 

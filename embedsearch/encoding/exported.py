@@ -30,7 +30,7 @@ class ExportedBackend(Backend):
         return ensure_export(self.spec, self.cache_root, self.variant)
 
     @cached_property
-    def _tokens(self) -> Tokens:
+    def tokens(self) -> Tokens:
         return self.export.tokens()
 
     @cached_property
@@ -60,7 +60,7 @@ class ExportedBackend(Backend):
                 f"model {self.spec.name} pools without its prompt's tokens, which only the "
                 "torch and cuda backends reproduce: use --backend torch")
         texts = [prompt + text for text in texts] if prompt else texts
-        return normalise(self._run(self._runner, self._tokens(texts)))
+        return normalise(self._run(self._runner, self.tokens(texts)))
 
     @abstractmethod
     def _load(self) -> Any:

@@ -30,7 +30,7 @@ class TorchBackend(Backend):
         return model
 
     @cached_property
-    def _model(self) -> Any:
+    def model(self) -> Any:
         # A local directory needs no hub; saying so stops every network probe.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
@@ -51,7 +51,7 @@ class TorchBackend(Backend):
 
     @property
     def dim(self) -> int:
-        model = self._model
+        model = self.model
         # sentence-transformers 6 renamed the method; 5.x only has the old name.
         size = getattr(model, "get_embedding_dimension", model.get_sentence_embedding_dimension)()
         if not size:
@@ -60,14 +60,14 @@ class TorchBackend(Backend):
 
     @property
     def max_seq_length(self) -> int:
-        return int(self._model.max_seq_length)
+        return int(self.model.max_seq_length)
 
     def encode_batch(self, texts: Sequence[str], *, role: Role = "document",
                      prompt: str = "") -> NDArray[np.float32]:
         # encode_query / encode_document with the prompt given explicitly ("" for none):
         # the configuration's own default prompt never adds itself behind our back, and
         # a model that routes queries and documents differently gets its role.
-        model = self._model
+        model = self.model
         encode = model.encode_query if role == "query" else model.encode_document
         vectors = encode(list(texts), prompt=prompt, batch_size=len(texts),
                          show_progress_bar=False, normalize_embeddings=True,

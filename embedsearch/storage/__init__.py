@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from .base import (
@@ -26,25 +25,21 @@ from .base import (
     Ranked,
     Storage,
     Target,
+    Update,
     View,
     WordStatistics,
     storage_kind,
 )
-
-if TYPE_CHECKING:
-    from .local import Local
-    from .milvus import Milvus
 
 __all__ = [
     "BACKENDS",
     "DEFAULT_LEXICAL_FIELDS",
     "Backend",
     "IndexOptions",
-    "Local",
-    "Milvus",
     "Ranked",
     "Storage",
     "Target",
+    "Update",
     "View",
     "WordStatistics",
     "backend",
@@ -86,11 +81,3 @@ def parse_target(uri: str, options: Mapping[str, str] | None = None,
                                  parameter="storage")
     return backend(kind).target(location, dict(options or {}), index_name)
 
-
-def __getattr__(name: str) -> Any:
-    # The targets, without importing every backend when the package is.
-    if name in ("Local", "Milvus"):
-        value = getattr(import_module(f".{name.lower()}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,7 +32,7 @@ from .exact import Ranked
 from .layout import IndexDirectory, Lease, Manifest, Staging
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "Backend", "IndexOptions", "Ranked", "Storage", "Target",
-           "View", "WordStatistics", "lexical_texts", "storage_kind"]
+           "Update", "View", "WordStatistics", "lexical_texts", "storage_kind"]
 
 #: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
 DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
@@ -236,3 +236,8 @@ class Backend:
 
     storage: type[Storage]
     target: Callable[[str, Mapping[str, str], str], Target]
+
+
+#: A write: given the storage, the staged generation and the newest manifest, the
+#: published manifest and a view of it, or None if there was nothing to write.
+Update = Callable[[Storage, Staging, Manifest], "tuple[Manifest, View] | None"]

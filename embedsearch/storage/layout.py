@@ -50,7 +50,8 @@ from ..fs import (
 )
 from ..hashing import sha256_file
 
-__all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "IndexDirectory", "Lease", "Manifest", "Staging"]
+__all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "IndexDirectory", "Lease", "Manifest", "Staging",
+           "newest_generation"]
 
 FORMAT = "embedsearch-index"
 FORMAT_VERSION = 2  # 2: a lexical index (lexical.npz) in every generation
@@ -372,3 +373,11 @@ def _remove_unleased(folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
     finally:
         os.close(fd)
+
+
+def newest_generation(directory: IndexDirectory, staging: Staging) -> Manifest:
+    """The generation an update derives from: the newest, read under the writers' lock."""
+    if staging.previous is None:  # write() found no index: it was deleted meanwhile
+        raise IndexNotFoundError(f"the index at {directory.path} was removed meanwhile; "
+                                 "nothing was written")
+    return staging.previous

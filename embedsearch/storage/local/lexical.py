@@ -173,10 +173,13 @@ class LexicalIndex(Tokenized):
         values = self._words.idf(self.tokenizer.hashes(words))
         return dict(zip(words, (float(v) for v in values)))
 
-    def scores(self, query: str) -> NDArray[np.float32]:
-        """Lexical score of every row for `query` (0 where nothing matches)."""
+    def scores(self, query: str, *, pair_weight: float = PAIR_WEIGHT) -> NDArray[np.float32]:
+        """Lexical score of every row for `query` (0 where nothing matches): BM25 over
+        words plus `pair_weight` times BM25 over adjacent word pairs (0: words alone)."""
         words, pairs = self.tokenizer.terms(query)
-        return self._words.scores(words) + PAIR_WEIGHT * self._pairs.scores(pairs)
+        if not pair_weight:
+            return self._words.scores(words)
+        return self._words.scores(words) + pair_weight * self._pairs.scores(pairs)
 
     def rows(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
         """Row of each key (keys are stored ascending, as keys are handed out)."""
