@@ -71,7 +71,7 @@ def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
 
 def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper], *,
                   progress: bool = False, executor: Executor | None = None) -> np.ndarray:
-    """The vectors `add_papers` needs for `papers` in the index of `manifest`: made before
+    """The vectors `SearchEngine.add` needs for `papers` in the index of `manifest`: made before
     the writers' lock is taken, as encoding can take hours and the lock is shared.
     `executor` computes the cache's misses (default: this process; or a Ray cluster)."""
     _check_unique(papers)

@@ -1,5 +1,5 @@
-"""What a query returns: ranked hits as plain data, and `Hits`, a list of them that
-shows itself as a table in Jupyter and converts to a pandas DataFrame."""
+"""What a query returns: `Hit`, one ranked paper as plain data, and `Hits`, the list
+of them (see its docstring)."""
 
 from __future__ import annotations
 

@@ -90,15 +90,11 @@ class Retriever:
     def __init__(self, view: View, encode: Callable[[list[str]], NDArray[np.float32]]) -> None:
         self._view, self._encode = view, encode
 
-    def rank(self, request: Request, k: int, mode: str, filters: Filters | None,
-             diverse: bool) -> Ranked:
-        """The ranking (scores, keys) truncated to `k`."""
-        return self._rank(request, k, mode, filters, diverse)[0]
-
     def _rank(self, request: Request, k: int, mode: str, filters: Filters | None,
               diverse: bool) -> tuple[Ranked, Ranked | None]:
-        """`rank`, and the lexical ranking it drew on, if any: its scores are the hits'
-        BM25 scores, so they are not asked of the storage again (a round trip to Milvus)."""
+        """The ranking (scores, keys) truncated to `k`, and the lexical ranking it drew
+        on, if any: its scores are the hits' BM25 scores, so they are not asked of the
+        storage again (a round trip to Milvus)."""
         depth = max(FUSION_DEPTH, k * (DIVERSE_POOL if diverse else 1))
         view, exclude = self._view, request.exclude
         lexical: Ranked | None = None

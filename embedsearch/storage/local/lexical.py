@@ -201,11 +201,6 @@ class LexicalIndex(Tokenized):
         order = positive[np.lexsort((self._keys[positive], -scores[positive]))]
         return scores[order], self._keys[order]
 
-    def search(self, query: str, k: int,
-               allowed: NDArray[np.int64] | None = None) -> tuple[NDArray[np.float32],
-                                                                  NDArray[np.int64]]:
-        """The best `k` (scores, keys) for `query` with a positive score, best first."""
-        return self.top(self.scores(query), k, allowed)
 
     def save(self, directory: Path) -> list[str]:
         arrays = {"keys": self._keys, **self._words.arrays("words"),

@@ -200,10 +200,6 @@ class PaperStore:
                 found[int(row["key"])] = _row_to_paper(row)
         return found
 
-    def all_keys(self) -> NDArray[np.int64]:
-        rows = self._db.execute("SELECT key FROM papers ORDER BY key").fetchall()
-        return np.array([row[0] for row in rows], dtype=np.int64)
-
     def titles(self) -> Iterable[tuple[int, str]]:
         """Every (key, title), by key: matching given papers by title reads no abstracts."""
         for row in self._db.execute("SELECT key, title FROM papers ORDER BY key"):
