@@ -22,7 +22,7 @@ import numpy as np
 
 from ..devset import DevSet
 from ..encoding import RayExecutor
-from ..encoding.executors import RayStats
+from ..encoding.ray_executor import RayStats
 from ..engine import SearchEngine
 from ..papers import Paper
 from .report import Table

@@ -79,7 +79,7 @@ def _executor(args: argparse.Namespace) -> Any:
             raise InputError("--ray-gpus places encoding actors on a Ray cluster's GPUs: "
                              "give --ray too")
         return nullcontext(None)
-    from ..encoding.executors import RayExecutor
+    from ..encoding.ray_executor import RayExecutor
 
     executor = RayExecutor(args.ray, gpus_per_actor=args.ray_gpus or 0.0)
     try:

@@ -19,9 +19,10 @@ from . import (  # noqa: F401  (register backends)
 from .base import Backend, backend_names, register_backend
 from .cache import CacheStats, EmbeddingCache, default_cache_dir
 from .encoder import DEFAULT_BACKEND, Encoder, index_encoder
-from .executors import Executor, LocalExecutor, RayExecutor
+from .executors import Executor, LocalExecutor
 from .models import BUNDLED_MODEL, ModelSpec, resolve_model
 from .prompts import Prompts
+from .ray_executor import RayExecutor
 
 __all__ = [
     "BUNDLED_MODEL",
