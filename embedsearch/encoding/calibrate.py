@@ -33,8 +33,8 @@ from ..bundled import sample_abstracts
 from ..fs import write_atomic
 from .base import Backend, backend_class, backend_names
 from .cuda_backend import cuda_devices
-from .export import ensure_export
 from .models import ModelSpec
+from .onnx_export import ensure_export
 
 __all__ = ["MIN_COSINE", "MIN_MEAN_COSINE", "PREPARE_AT", "choose_backend", "cpu_backend",
            "pick_backend", "quick_backend", "worth_preparing"]

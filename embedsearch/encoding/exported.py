@@ -12,8 +12,8 @@ from numpy.typing import NDArray
 
 from ..errors import ModelError
 from .base import Backend, normalise
-from .export import ensure_export
 from .graph import ExportedModel
+from .onnx_export import ensure_export
 from .prompts import Role
 from .tokens import Tokens
 

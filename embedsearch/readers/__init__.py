@@ -3,7 +3,7 @@
 The format is chosen by extension (`.txt`, `.jsonl`, `.json`, `.csv`, `.tsv`, `.bib`,
 `.ris`, each optionally `.gz`) or named with `format=`; inside JSON and JSON Lines the
 first record may show another tool's layout (CSL-JSON, the arXiv snapshot, OpenAlex:
-see `layouts`). A new format is one new module in this package that registers its
+see `foreign`). A new format is one new module in this package that registers its
 reader with `base.register_format`.
 """
 

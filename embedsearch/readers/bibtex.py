@@ -4,7 +4,7 @@ Parsed by bibtexparser 2 (`@string` macros resolved, the braces or quotes around
 value removed); `crossref` and biblatex `xdata` are then resolved as BibTeX and biber
 do (`resolve_references`), and `bibtex_record` maps one entry's fields onto our record
 layout, LaTeX turned into plain text. An entry without an abstract becomes a title-only
-paper (see `layouts`). A malformed entry (a missing brace) is skipped and named, and the
+paper (see `foreign`). A malformed entry (a missing brace) is skipped and named, and the
 rest of the file read, as BibTeX, biber and Zotero do; `--strict` refuses the file.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 from ..identifiers import normalise_arxiv_id
 from .base import Located, Skipped, read_text, register_format
+from .foreign import Converted, doi_url, first_last, foreign_papers, split_keywords
 from .latex import latex_to_text
-from .layouts import Converted, doi_url, first_last, foreign_papers, split_keywords
 from .records import Where
 
 __all__ = ["BIBTEX_FIELDS", "bibtex_record", "read_bibtex"]

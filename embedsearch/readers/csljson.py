@@ -14,8 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from .base import Located, Skipped, register_format
-from .jsonarray import read_json_document
-from .layouts import (
+from .foreign import (
     collapse,
     doi_url,
     layout_named,
@@ -24,6 +23,7 @@ from .layouts import (
     split_keywords,
     year_in,
 )
+from .jsonarray import read_json_document
 from .records import Where, kind
 
 __all__ = ["csl_record", "read_csl_json"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..papers import derive_id
 from .base import Located, Skipped, load_json, read_text, register_format, source_name
-from .layouts import Converted, Layout, foreign_papers, layout_named, sniff_layout
+from .foreign import Converted, Layout, foreign_papers, layout_named, sniff_layout
 from .records import Where, kind, paper_from_record
 
 __all__ = ["json_records", "read_json_array", "read_json_document"]

@@ -1,7 +1,7 @@
 """JSON Lines: one JSON object per line, each a paper record (see `records`).
 
 The first record decides the layout of the whole file: ours, or a foreign one it is
-recognised as (`layouts.sniff_layout`: the arXiv snapshot, OpenAlex works, CSL items).
+recognised as (`foreign.sniff_layout`: the arXiv snapshot, OpenAlex works, CSL items).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..papers import derive_id
 from .base import Located, Skipped, iter_lines, load_json, register_format, source_name
-from .layouts import Converted, Layout, foreign_papers, sniff_layout
+from .foreign import Converted, Layout, foreign_papers, sniff_layout
 from .records import Where, kind, paper_from_record
 
 __all__ = ["json_objects", "read_json_lines", "read_jsonl"]

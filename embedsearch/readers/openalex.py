@@ -15,9 +15,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from .base import Located, Skipped, compressed, register_format
+from .foreign import collapse, doi_url, layout_named, optional_text, register_layout
 from .jsonarray import read_json_document
 from .jsonl import read_json_lines
-from .layouts import collapse, doi_url, layout_named, optional_text, register_layout
 from .records import Where, kind
 
 __all__ = ["openalex_record", "read_openalex", "rebuild_abstract"]

@@ -8,7 +8,7 @@ venue from the first of T2, JO, JF, J2, JA, BT, then PB as a last resort (export
 disagree: Zotero writes T2, EndNote JO or JF, PubMed JO and JA, and a PMLR paper may
 carry only its publisher), KW -> keywords, DO -> url https://doi.org/..., else the first
 UR, ID -> id (else one derived from the file and position). An entry without an
-abstract becomes a title-only paper (see `layouts`); one cut short (no 'ER  -' before
+abstract becomes a title-only paper (see `foreign`); one cut short (no 'ER  -' before
 the next 'TY  -' or the end) is skipped and named, and the rest read; lines outside any
 entry (an export's header) are ignored.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Located, Skipped, iter_lines, register_format
-from .layouts import Converted, collapse, doi_url, first_last, foreign_papers, split_keywords
+from .foreign import Converted, collapse, doi_url, first_last, foreign_papers, split_keywords
 from .records import Where
 
 __all__ = ["RIS_FIELDS", "read_ris", "ris_record"]
