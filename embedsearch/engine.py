@@ -40,7 +40,7 @@ from .readers.records import papers_from_records
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query
 from .storage import Target, View
-from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest
+from .storage.layout import DEFAULT_WAIT, IndexDirectory
 
 __all__ = ["SearchEngine"]
 
@@ -145,7 +145,7 @@ class SearchEngine:
                     executor=executor)
         engine = cls(directory, verify=False, cache_dir=cache_dir,
                      secrets=storage.secrets() if storage else None)
-        engine._encoder = (engine._manifest.model, encoder)
+        engine._encoder = (engine._live.view.manifest.model, encoder)
         return engine
 
     @classmethod
@@ -166,15 +166,6 @@ class SearchEngine:
             return cls.build_from_files(path, corpus_files(), progress=progress,
                                         cache_dir=cache_dir)
         return cls.open(path, cache_dir=cache_dir)
-
-    # What the served generation holds, for the methods below.
-    @property
-    def _view(self) -> View:
-        return self._live.view
-
-    @property
-    def _manifest(self) -> Manifest:
-        return self._live.view.manifest
 
     def refresh(self) -> bool:
         """Switch to a newer generation if another process published one; True if it did.
@@ -200,7 +191,7 @@ class SearchEngine:
         """The encoder of the served generation's queries: its model, backend and query
         prompt (resolved anew after a rebuild with another model). `encoder.encode_queries`
         gives the vectors `search` ranks by."""
-        model = self._manifest.model
+        model = self._live.view.manifest.model
         if self._encoder is None or self._encoder[0] != model:
             requested, backend, query_prompt = self._requested
             self._encoder = (model, index_encoder(model, self._directory.path,
@@ -217,12 +208,12 @@ class SearchEngine:
         return self._live.reading()
 
     def __len__(self) -> int:
-        with self.snapshot():
-            return len(self._view)
+        with self.snapshot() as view:
+            return len(view)
 
     def __contains__(self, paper_id: object) -> bool:
-        with self.snapshot():
-            return isinstance(paper_id, str) and bool(self._view.keys_of([paper_id]))
+        with self.snapshot() as view:
+            return isinstance(paper_id, str) and bool(view.keys_of([paper_id]))
 
     @property
     def path(self) -> Path:
@@ -230,23 +221,23 @@ class SearchEngine:
 
     def info(self) -> IndexInfo:
         """What this index holds and how it was built."""
-        with self.snapshot():
-            return describe(self._directory, self._manifest)
+        with self.snapshot() as view:
+            return describe(self._directory, view.manifest)
 
     def get(self, paper_id: str) -> Paper:
         """The paper with id `paper_id`; PaperNotFoundError if there is none."""
-        with self.snapshot():  # a write swaps the store; never read a closed one
-            key = self._key(paper_id)
-            return self._view.papers([key])[key]
+        with self.snapshot() as view:  # a write swaps the store; never read a closed one
+            key = self._key(view, paper_id)
+            return view.papers([key])[key]
 
-    def _key(self, paper_id: str) -> int:
-        found = self._view.keys_of([paper_id])
+    def _key(self, view: View, paper_id: str) -> int:
+        found = view.keys_of([paper_id])
         if paper_id not in found:
             raise PaperNotFoundError(paper_id, self._directory.path)
         return found[paper_id]
 
-    def _retriever(self) -> Retriever:
-        return Retriever(self._view, lambda texts: self.encoder.encode_queries(texts))
+    def _retriever(self, view: View) -> Retriever:
+        return Retriever(view, lambda texts: self.encoder.encode_queries(texts))
 
     def search(self, query: str, k: int = 10, *, filters: Filters | None = None,
                mode: str = "hybrid", positives: Sequence[str] = (), diverse: bool = False,
@@ -273,12 +264,12 @@ class SearchEngine:
         check_mode(mode)
         if not texts:
             return []
-        with self.snapshot():
-            examples = self._keys(positives)
+        with self.snapshot() as view:
+            examples = self._keys(view, positives)
             vectors = (self.encoder.encode_queries(texts) if mode != "lexical"
                        else [None] * len(texts))
-            retriever = self._retriever()
-            pulled = self._view.vectors(examples)
+            retriever = self._retriever(view)
+            pulled = view.vectors(examples)
             results = []
             for text, vector in zip(texts, vectors):
                 vector = None if vector is None else pull_towards(vector, pulled)
@@ -299,9 +290,9 @@ class SearchEngine:
         ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
         if not ids:
             raise QueryError("similar needs at least one paper id")
-        with self.snapshot():
-            request = like_keys(self._view, self._keys(ids), self._keys(negatives))
-            return Hits(self._retriever().hits(request, k, "dense", filters,
+        with self.snapshot() as view:
+            request = like_keys(view, self._keys(view, ids), self._keys(view, negatives))
+            return Hits(self._retriever(view).hits(request, k, "dense", filters,
                                                diverse, evidence))
 
     def similar_to_papers(self, papers: Iterable[Paper | Mapping[str, Any]], k: int = 10, *,
@@ -322,22 +313,22 @@ class SearchEngine:
         against = papers_from_records(negatives, title_only=True)
         if not given:
             raise QueryError("similar_to_papers needs at least one paper")
-        with self.snapshot():
-            request = like_papers(given, against, self._view,
+        with self.snapshot() as view:
+            request = like_papers(given, against, view,
                                   lambda texts: self.encoder.encode_documents(texts))
-            return Hits(self._retriever().hits(request, k, "dense", filters,
+            return Hits(self._retriever(view).hits(request, k, "dense", filters,
                                                diverse, evidence))
 
     def match_papers(self, papers: Sequence[Paper]) -> list[str | None]:
         """The id of the index's paper each given paper is (same id, DOI, arXiv id or
         normalised title, as `similar_to_papers` matches them), or None."""
-        with self.snapshot():
-            keys = match_keys(papers, self._view)
-            found = self._view.papers(key for key in keys if key is not None)
+        with self.snapshot() as view:
+            keys = match_keys(papers, view)
+            found = view.papers(key for key in keys if key is not None)
         return [found[key].id if key is not None and key in found else None for key in keys]
 
-    def _keys(self, paper_ids: Sequence[str]) -> np.ndarray:
-        return np.array(sorted({self._key(i) for i in paper_ids}), dtype=np.int64)
+    def _keys(self, view: View, paper_ids: Sequence[str]) -> np.ndarray:
+        return np.array(sorted({self._key(view, i) for i in paper_ids}), dtype=np.int64)
 
     # -- the map of the corpus ---------------------------------------------------------------
     def corpus_map(self) -> CorpusMap | None:
@@ -345,8 +336,8 @@ class SearchEngine:
 
         A map computed from other data (before an add or remove) is never returned.
         """
-        with self.snapshot():
-            return self._maps.current(self._directory, self._manifest)
+        with self.snapshot() as view:
+            return self._maps.current(self._directory, view.manifest)
 
     def compute_map(self, *, wait: float | None = DEFAULT_WAIT) -> CorpusMap | None:
         """Compute the map and store it with the index (a new generation sharing the data
@@ -357,7 +348,7 @@ class SearchEngine:
     def map_papers(self, corpus_map: CorpusMap) -> list[Paper]:
         """The papers of `corpus_map`'s points, in point order (it must be current)."""
         with self._live.lock:
-            papers = self._view.papers(corpus_map.keys)
+            papers = self._live.view.papers(corpus_map.keys)
         return [papers[int(key)] for key in corpus_map.keys]
 
     # -- writing ---------------------------------------------------------------------------
@@ -374,14 +365,14 @@ class SearchEngine:
         """
         records = papers_from_records(papers)
         check_abstracts(records, allow_title_only)
-        with self.snapshot():
-            known = self._view.keys_of(paper.id for paper in records)
+        with self.snapshot() as view:
+            known = view.keys_of(paper.id for paper in records)
             new = [paper for paper in records if paper.id not in known]
             if not new:
                 return 0
-            vectors = encode_papers(self.encoder, self._manifest, new, progress=progress,
+            vectors = encode_papers(self.encoder, view.manifest, new, progress=progress,
                                     executor=executor)
-            update = adding(self._manifest, new, vectors)
+            update = adding(view.manifest, new, vectors)
         return self._live.write(update, wait=wait)
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
@@ -397,9 +388,9 @@ class SearchEngine:
         """Remove papers by id (all must exist, or nothing changes); returns the count.
         `wait` as for `add`."""
         ids = list(dict.fromkeys(paper_ids))
-        with self.snapshot():
+        with self.snapshot() as view:
             for paper_id in ids:  # refuse an unknown id before waiting for the lock
-                self._key(paper_id)
+                self._key(view, paper_id)
         if ids:
             self._live.write(lambda storage, staging, newest: storage.remove(
                 staging, newest, ids), wait=wait)
