@@ -27,8 +27,6 @@ import os
 import random
 import secrets
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,22 +34,10 @@ import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-QUERIES = [
-    "low-rank visual prompting", "offline reinforcement learning from human preferences",
-    "language model agents that browse the web", "self-supervised audio representations",
-    "diffusion models for image generation", "contextual bandits with regret bounds",
-    "grounding 3D objects from language", "graph neural networks for molecules",
-    "robot grasping with tactile sensing", "monocular SLAM with loop closure",
-    "adversarial robustness of image classifiers", "causal discovery from observational data",
-    "legged robot locomotion on rough terrain", "privacy-preserving federated learning",
-    "retrieval-augmented question answering", "visual odometry for drones",
-]
-DEV_QUERIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "papers" / "queries.jsonl"
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+from serving import LOOPBACK, connect, get_json, load_queries, server
 
 
 @dataclass
@@ -72,68 +58,6 @@ class Level:
         return {"clients": self.clients, "requests": len(ordered) + self.errors,
                 "errors": self.errors, "rps": round(len(ordered) / self.seconds, 1),
                 "p50_ms": round(pick(0.50) * 1000, 1), "p99_ms": round(pick(0.99) * 1000, 1)}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def server(index: Path, *, startup: float = 120,
-           token: str | None = None) -> Iterator[tuple[str, int]]:
-    """`embedsearch serve` on a free loopback port (writes allowed behind `token`, if
-    given); yields its URL and process id; stopped on exit."""
-    port = free_port()
-    command = [sys.executable, "-m", "embedsearch.cli", "serve", "--index", str(index),
-               "--port", str(port), "--no-map", "--quiet"]
-    env = dict(os.environ)
-    if token:
-        command.append("--allow-writes")
-        env["EMBEDSEARCH_TOKEN"] = token  # not on the command line, where others see it
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + startup
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"the server exited with status {process.returncode}")
-            try:
-                if get_json(url, "/health")["status"] == "ok":
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("the server did not start in time") from None
-                time.sleep(0.25)
-        yield url, process.pid
-    finally:
-        process.terminate()
-        process.wait(30)
-
-
-def connect(url: str, timeout: float = 60) -> http.client.HTTPConnection:
-    parts = urllib.parse.urlsplit(url)
-    return http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
-
-
-def get_json(url: str, path: str) -> dict[str, object]:
-    connection = connect(url, 30)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return dict(json.loads(response.read()))
-    finally:
-        connection.close()
-
-
-def load_queries(count: int) -> list[str]:
-    if DEV_QUERIES.is_file():
-        with open(DEV_QUERIES, encoding="utf-8") as handle:
-            found = [json.loads(line)["query"] for line in handle if line.strip()]
-        random.Random(0).shuffle(found)
-        return [query[:1000] for query in found[:count]]
-    return QUERIES
 
 
 def request_paths(url: str, mix: str, k: int, queries: list[str]) -> list[str]:
