@@ -1,7 +1,9 @@
 """Metadata filters for search and similar: years, venues, keywords.
 
 Within one field the values are alternatives (any venue listed); across fields all must
-hold. Matching of venues and keywords ignores case.
+hold. Matching of venues and keywords ignores case. A bad value is a QueryError whose
+`parameter` is `Filters.parse`'s argument (year, venues, keywords): the CLI and the
+server each name it in their own terms (--venue, venue).
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ class Filters:
         return cls(
             year_min=year_min,
             year_max=year_max,
-            venues=_clean(venues, "venue"),
-            keywords=_clean(keywords, "keyword"),
+            venues=_clean(venues, "venues"),
+            keywords=_clean(keywords, "keywords"),
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -54,12 +56,12 @@ class Filters:
         }
 
 
-def _clean(values: Iterable[str], name: str) -> tuple[str, ...]:
+def _clean(values: Iterable[str], parameter: str) -> tuple[str, ...]:
     if isinstance(values, str):
         values = [values]
     cleaned = tuple(value.strip() for value in values)
     if any(not value for value in cleaned):
-        raise QueryError(f"--{name}: empty value")
+        raise QueryError("empty value", parameter=parameter)
     return cleaned
 
 
@@ -70,12 +72,12 @@ def _parse_years(year: str | int | None) -> tuple[int | None, int | None]:
         return year, year
     match = _YEAR_RANGE.match(year)
     if not match or not (match.group(1) or match.group(3)):
-        raise QueryError(
-            f"--year: expected a year or a range such as 2023-2025, got '{year}'"
-        )
+        raise QueryError(f"expected a year or a range such as 2023-2025, got '{year}'",
+                         parameter="year")
     low, dash, high = match.groups()
     first = int(low) if low else None
     last = int(high) if high else (None if dash else first)
     if first is not None and last is not None and first > last:
-        raise QueryError(f"--year: the range {year} runs backwards; write {last}-{first}")
+        raise QueryError(f"the range {year} runs backwards; write {last}-{first}",
+                         parameter="year")
     return first, last

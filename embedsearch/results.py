@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from .errors import DependencyError
@@ -14,14 +14,11 @@ from .papers import Paper
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["HIT_COLUMNS", "Hit", "Hits", "hit_record"]
+__all__ = ["HIT_COLUMNS", "PAPER_COLUMNS", "Hit", "Hits", "hit_record"]
 
-#: The fields of a JSON hit, in their order: the columns of CSV and of `Hits.to_pandas`.
-HIT_COLUMNS = (
-    "rank", "score", "id", "title", "title_derived", "abstract", "authors", "keywords",
-    "venue", "year", "url", "tldr", "primary_area", "doi", "arxiv_id", "dense_score",
-    "lexical_score", "evidence", "evidence_terms",
-)
+#: A paper's fields in JSON, in their order: `Paper.to_dict` is their one definition
+#: (its order, id and title first, is not the dataclass's), so they are read from it.
+PAPER_COLUMNS: tuple[str, ...] = tuple(Paper(id="", abstract="").to_dict())
 _HTML_ABSTRACT_CHARS = 300
 
 
@@ -45,15 +42,29 @@ class Hit:
     evidence_terms: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"rank": self.rank, "score": self.score, **self.paper.to_dict()}
-        if self.dense_score is not None:
-            data["dense_score"] = self.dense_score
-        if self.lexical_score is not None:
-            data["lexical_score"] = self.lexical_score
-        if self.evidence is not None:
-            data["evidence"] = self.evidence
-            data["evidence_terms"] = list(self.evidence_terms)
+        """The hit as JSON-ready data, in `HIT_COLUMNS` order: rank, score and the paper's
+        fields always; a component score or the evidence (with its terms) only where the
+        search computed it. Read off the dataclass, so a new field needs no code here."""
+        data: dict[str, Any] = {}
+        for name in _FIELDS:
+            value = getattr(self, name)
+            if name == "paper":
+                data.update(self.paper.to_dict())
+            elif name == "evidence_terms":  # () also when there is no evidence
+                if self.evidence is not None:
+                    data[name] = list(value)
+            elif value is not None:
+                data[name] = value
         return data
+
+
+_FIELDS = tuple(field.name for field in fields(Hit))
+#: The fields of a JSON hit, in their order: the columns of CSV and of `Hits.to_pandas`.
+#: `Hit`'s fields, its paper spelt out as `PAPER_COLUMNS`; the HTTP API's schema of a
+#: hit (`server.schemas.HitOut`) is built from this too.
+HIT_COLUMNS: tuple[str, ...] = tuple(
+    column for name in _FIELDS
+    for column in (PAPER_COLUMNS if name == "paper" else (name,)))
 
 
 def hit_record(hit: Hit, **extra: Any) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +25,7 @@ __all__ = [
     "MAX_K",
     "MAX_QUERY_CHARS",
     "MODES",
+    "Mode",
     "Request",
     "Retriever",
     "check_k",
@@ -31,34 +33,42 @@ __all__ = [
     "check_query",
 ]
 
-MODES = ("hybrid", "dense", "lexical")
+#: Search modes: hybrid (BM25 and dense, fused; the default), dense, lexical. The type
+#: is the HTTP API's too (`server.schemas`), so both take the same modes.
+Mode = Literal["hybrid", "dense", "lexical"]
+MODES: tuple[str, ...] = get_args(Mode)
 #: Candidates `--diverse` re-ranks, per hit asked for.
 DIVERSE_POOL = 3
-
-
 #: Longest query text accepted; a query is encoded to at most 256 tokens anyway.
 MAX_QUERY_CHARS = 10_000
 MAX_K = 10_000
+
+# The checks' messages say what is wrong but not with which argument: that is
+# `parameter`, which the CLI words as its flag and the server as its request field.
+
+
 def check_k(k: int) -> None:
     """Refuse a k that is not an integer from 1 to MAX_K."""
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise QueryError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        raise QueryError(f"must be an integer from 1 to {MAX_K}, got {k!r}", parameter="k")
 
 
 def check_query(query: str) -> str:
     """The query text, stripped; refuses an empty or overlong one."""
     if not isinstance(query, str) or not query.strip():
-        raise QueryError("the query is empty; type what you are looking for")
+        raise QueryError("the query is empty; type what you are looking for",
+                         parameter="query")
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError(f"the query is {len(query)} characters long; the limit is "
-                         f"{MAX_QUERY_CHARS}")
+                         f"{MAX_QUERY_CHARS}", parameter="query")
     return query.strip()
 
 
-
 def check_mode(mode: str) -> str:
+    """The mode, if it is one of `MODES`."""
     if mode not in MODES:
-        raise QueryError(f"mode must be one of {', '.join(MODES)}, got '{mode}'")
+        raise QueryError(f"must be one of {', '.join(MODES)}, got '{mode}'",
+                         parameter="mode")
     return mode
 
 
@@ -100,7 +110,7 @@ class Retriever:
         lexical: Ranked | None = None
         if mode == "lexical" or request.vector is None:
             if not request.text:
-                raise QueryError("a lexical search needs query text")
+                raise QueryError("a lexical search needs query text", parameter="query")
             ranked = lexical = view.lexical(request.text, depth, filters, exclude)
         elif mode == "dense" or not request.text:
             ranked = view.dense(request.vector, depth, filters, exclude)

@@ -92,6 +92,23 @@ def test_search_rejects_bad_parameters(client: TestClient, params: dict[str, obj
     assert message.startswith(f"{parameter}: ")
 
 
+@pytest.mark.parametrize(("params", "detail"), [
+    ({"year": "20x5"}, "year: expected a year or a range such as 2023-2025, got '20x5'"),
+    ({"year": "2025-2020"}, "year: the range 2025-2020 runs backwards; write 2020-2025"),
+    ({"venue": " "}, "venue: empty value"),
+])
+def test_filter_errors_name_the_request_field(client: TestClient, params: dict[str, object],
+                                              detail: str) -> None:
+    """The engine names the argument at fault; the server words it as its field, never
+    as the CLI's flag (--year)."""
+    parameter = detail.split(":")[0]
+    body = {"queries": ["x"], **{name: value if name == "year" else [value]
+                                 for name, value in params.items()}}
+    for response in (client.get("/search", params={"q": "x", **params}),
+                     client.post("/search", json=body)):
+        assert error(response, 422, parameter) == detail
+
+
 def test_batch_search_matches_single_searches(client: TestClient) -> None:
     queries = ["diffusion models for images", "offline reinforcement learning"]
     response = client.post("/search", json={"queries": queries, "k": 4, "year": "2025"})

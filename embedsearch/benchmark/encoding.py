@@ -8,7 +8,6 @@ queries whose paper is in the sample (MRR@10 against the naive MRR@10).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 
 from ..devset import DevSet
 from ..encoding import Encoder, resolve_model
+from ..encoding.models import offline_hub
 from ..metrics import mrr
 from ..papers import Paper, embedding_text
 from ..storage.exact import exact_search
@@ -44,7 +44,7 @@ class _Naive:
     """The naive pipeline: plain SentenceTransformer.encode, batch 32, torch float32."""
 
     def __init__(self) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        offline_hub()
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 

@@ -12,7 +12,6 @@ that had just built the index (and held the 79.5k dev papers), the same queries 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -24,6 +23,7 @@ import numpy as np
 
 from ..devset import DevSet
 from ..encoding import resolve_model
+from ..encoding.models import offline_hub
 from ..engine import SearchEngine
 from .report import Table
 
@@ -53,7 +53,7 @@ def _in_fresh_process(function: Callable[..., _T], *args: Any) -> _T:
 
 def _naive(index_dir: Path, queries: Sequence[str]) -> list[float]:
     """Per-query seconds of plain ST encode + IndexFlatIP over the index's vectors."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline_hub()
     import faiss
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging

@@ -17,6 +17,12 @@ from .parser import build_parser
 
 __all__ = ["main"]
 
+#: The flag of each engine parameter (`EmbedSearchError.parameter`) not spelt "--" and
+#: the name with "-" for "_": the filters take one venue or keyword per flag, and the
+#: query is an argument, not a flag (None: the message is printed as it is).
+_FLAGS: dict[str, str | None] = {"k": "-k", "venues": "--venue", "keywords": "--keyword",
+                                 "query": None}
+
 
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to sys.stderr as it is when each message comes, not as it was when the
@@ -42,8 +48,19 @@ def _log_to_stderr(*, quiet: bool) -> None:
     logger.setLevel(logging.ERROR if quiet else logging.INFO)
 
 
+def _worded(exc: EmbedSearchError | OSError) -> str:
+    """The error's message with the argument at fault named by its flag (`--year: ...`)."""
+    message = str(exc)
+    parameter = exc.parameter if isinstance(exc, EmbedSearchError) else None
+    if parameter is None:
+        return message
+    flag = _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+    return f"{flag}: {message}" if flag else message
+
+
 def _delegate(command: str, argv: list[str]) -> int:
-    """Run `bench` or `eval`, with the same one-line errors as every other command."""
+    """Run `bench` or `eval`, with the same one-line errors as every other command (but
+    not `_worded`: their parsers have flags of their own)."""
     if command == "bench":
         from ..benchmark import main as run
     else:
@@ -76,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         if isinstance(exc, (EmbedSearchError, OSError)):
-            print(f"embedsearch: error: {exc}", file=sys.stderr)
+            print(f"embedsearch: error: {_worded(exc)}", file=sys.stderr)
         else:
             print(f"embedsearch: unexpected error: {type(exc).__name__}: {exc} (rerun with "
                   "--debug to see where)", file=sys.stderr)

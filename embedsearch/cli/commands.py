@@ -126,25 +126,6 @@ def _filters(args: argparse.Namespace) -> Filters:
     return Filters.parse(year=args.year, venues=args.venue or (), keywords=args.keyword or ())
 
 
-def _read_queries(source: str) -> list[tuple[int, str]]:
-    """(0-based line number, query) for each non-blank line of `source` ('-': stdin)."""
-    if source == "-":
-        lines = sys.stdin.read().splitlines()
-    else:
-        path = Path(source)
-        if not path.is_file():
-            raise InputError("no such file" if not path.exists() else "is not a file",
-                             path=path)
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 ({exc.reason})", path=path) from None
-    queries = [(number, line.strip()) for number, line in enumerate(lines) if line.strip()]
-    if not queries:
-        raise InputError("holds no queries (one per line)", path=source)
-    return queries
-
-
 # -- commands ---------------------------------------------------------------------------
 def build(args: argparse.Namespace) -> None:
     from ..engine import SearchEngine
@@ -186,7 +167,13 @@ def search(args: argparse.Namespace) -> None:
     if args.queries is None:
         output.results([(engine.search(args.query, args.k, **options), {})], _shape(args))
         return
-    numbered = _read_queries(args.queries)
+    from .reading import read_lines
+
+    # (0-based line number, query) of each non-blank line: hits give the line as query_index
+    numbered = [(number, line.strip()) for number, line in enumerate(read_lines(args.queries))
+                if line.strip()]
+    if not numbered:
+        raise InputError("holds no queries (one per line)", path=args.queries)
     results = engine.search_many([query for _, query in numbered], args.k, **options)
     output.results([(hits, {"query_index": number, "query": query})
                     for (number, query), hits in zip(numbered, results)], _shape(args))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ from typing import Any
 from ..errors import ModelError
 from ..hashing import sha256_file
 
-__all__ = ["BUNDLED_MODEL", "ModelLayout", "ModelSpec", "fingerprint", "resolve_model"]
+__all__ = ["BUNDLED_MODEL", "ModelLayout", "ModelSpec", "fingerprint", "offline_hub",
+           "resolve_model"]
 
 #: The default model's canonical name; any of `_BUNDLED_NAMES` selects the bundled copy.
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -144,6 +146,18 @@ def _layout(path: Path) -> ModelLayout:
     return ModelLayout(pooling, int(settings.get("max_seq_length") or 512),
                        bool(settings.get("do_lower_case")), kinds or ("Transformer", "Pooling"),
                        include_prompt)
+
+
+def offline_hub(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Tell the Hugging Face libraries in this process (or a child given `environ`) to
+    stay off the hub, unless the user has said otherwise (HF_HUB_OFFLINE already set).
+
+    Every model they load is a local directory `resolve_model` found (and downloaded,
+    if it had to), so the hub has nothing to add; left online, loading one still probes
+    the network, which costs seconds and stalls on a machine without it. Call it before
+    importing sentence-transformers or transformers: they read the variable on import.
+    """
+    environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def resolve_model(name: str | os.PathLike[str] | None = None) -> ModelSpec:

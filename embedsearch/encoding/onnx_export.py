@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import shutil
 import warnings
 from pathlib import Path
@@ -22,7 +21,7 @@ from ..bundled import sample_abstracts
 from ..errors import ModelError
 from ..fs import FOREVER, exclusive_lock, replace_file, replace_folder
 from .graph import ExportedModel, run_graph
-from .models import ModelSpec
+from .models import ModelSpec, offline_hub
 from .quantize import quantize_onnx_dynamic, quantize_openvino_static
 
 __all__ = ["ensure_export"]
@@ -87,7 +86,7 @@ def _quantize(exported: ExportedModel, variant: str) -> None:
 
 
 def _export(spec: ModelSpec, folder: Path) -> ExportedModel:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline_hub()
     try:
         import torch
         from sentence_transformers import SentenceTransformer

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -12,6 +11,7 @@ from numpy.typing import NDArray
 
 from ..errors import ModelError
 from .base import Backend, normalise, register_backend
+from .models import offline_hub
 from .prompts import Role
 
 __all__ = ["TorchBackend"]
@@ -31,8 +31,7 @@ class TorchBackend(Backend):
 
     @cached_property
     def model(self) -> Any:
-        # A local directory needs no hub; saying so stops every network probe.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        offline_hub()
         try:
             import torch
             from sentence_transformers import SentenceTransformer

@@ -11,7 +11,6 @@ allow-list, CORS and the browser's security headers are layers around it (`secur
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -31,6 +30,7 @@ from ..engine import SearchEngine
 from ..errors import IndexBusyError, InputError, PaperNotFoundError, QueryError
 from ..filters import Filters
 from ..results import hit_record
+from ..retrieval import Mode
 from .apierror import ApiError
 from .batching import SearchBatcher
 from .bibliography import bibliography_routes
@@ -42,7 +42,6 @@ from .schemas import (
     ErrorOut,
     HealthOut,
     MapOut,
-    Mode,
     PaperOut,
     PapersIn,
     SearchOut,
@@ -59,7 +58,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {422: {"model": ErrorOut}}
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {**_ERRORS, 404: {"model": ErrorOut}}
 _TOO_LARGE: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "the request body is over the size limit"}}
-_FLAG = re.compile(r"^--(\w+): ")
+#: The request field of each engine parameter named otherwise in requests: the query is
+#: `q`, and the filters take one venue or keyword per repeated field.
+_FIELDS = {"query": "q", "venues": "venue", "keywords": "keyword"}
 # How long a write waits for another's: at 80k papers a write holds the lock a few
 # seconds, so 30 s rides out a queue of several; clients commonly time out at 30-60 s.
 WRITE_WAIT_S = 30.0
@@ -83,19 +84,20 @@ def _error(status: int, detail: str, parameter: str | None = None) -> JSONRespon
                         status_code=status)
 
 
+def _refusal(exc: QueryError) -> ApiError:
+    """The 422 for a query the engine refuses, naming the request field at fault; an
+    error that names no parameter is the query text's, all a request has left."""
+    parameter = exc.parameter or "query"
+    name = _FIELDS.get(parameter, parameter)
+    return ApiError(422, f"{name}: {exc}", name)
+
+
 def _filters(year: str | None, venue: list[str], keyword: list[str]) -> Filters:
-    """Filters from request values; a bad one is a 422 naming it (not a CLI flag)."""
+    """Filters from request values; a bad one is a 422 naming it."""
     try:
         return Filters.parse(year=year, venues=venue, keywords=keyword)
     except QueryError as exc:
-        match = _FLAG.match(str(exc))
-        name = match.group(1) if match else "year"
-        raise ApiError(422, f"{name}: {_FLAG.sub('', str(exc))}", name) from None
-
-
-def _query_error(exc: QueryError) -> ApiError:
-    name = "k" if str(exc).startswith("k ") else "q"
-    return ApiError(422, f"{name}: {exc}", name)
+        raise _refusal(exc) from None
 
 
 def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
@@ -111,7 +113,7 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
         try:
             hits = batcher.search(q, k, filters, mode)
         except QueryError as exc:
-            raise _query_error(exc) from None
+            raise _refusal(exc) from None
         return {"query": q, "k": k, "mode": mode, "filters": filters.to_dict(),
                 "hits": [hit_record(hit) for hit in hits]}
 

@@ -2,15 +2,18 @@
 
 They are pydantic models so that FastAPI validates requests (a bad parameter is a 422
 naming it) and publishes them in the OpenAPI schema. A hit has the fields of one line
-of `embedsearch search --json`, in the same order.
+of `embedsearch search --json`, in the same order: both are `results.HIT_COLUMNS`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from ..results import HIT_COLUMNS
+from ..retrieval import Mode
 
 __all__ = [
     "BatchResult",
@@ -23,7 +26,6 @@ __all__ = [
     "HitOut",
     "Limits",
     "MapOut",
-    "Mode",
     "PaperIn",
     "PaperOut",
     "PapersIn",
@@ -32,10 +34,6 @@ __all__ = [
     "SimilarPapersIn",
     "WriteOut",
 ]
-
-#: Search modes, as the engine's: hybrid (BM25 + dense, fused; the default), dense, lexical.
-Mode = Literal["hybrid", "dense", "lexical"]
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -76,34 +74,51 @@ class PaperOut(_Paper):
     """One paper in full (the shape of `embedsearch show --json`)."""
 
 
-class HitOut(BaseModel):
-    """One result: rank (1-based), score (the mode's: fused z-score for hybrid, cosine for
-    dense, BM25 for lexical; higher is closer), the paper, the component scores and the
-    evidence sentence; batch results add query_index and query, similar-paper results
-    query_id."""
+#: The JSON types of a hit's own fields (its paper's are `_Paper`'s); which fields a hit
+#: has, and in what order, is `results.HIT_COLUMNS`: a field added there without a type
+#: here stops the server at import rather than vanishing from the published schema.
+_HIT_TYPES: dict[str, Any] = {
+    "rank": (int, ...),
+    "score": (float, ...),
+    "dense_score": (float | None, None),
+    "lexical_score": (float | None, None),
+    "evidence": (str | None, None),
+    "evidence_terms": (list[str] | None, None),
+}
+#: What `results.hit_record` adds: batch results query_index and query, similar-paper
+#: results query_id.
+_HIT_EXTRAS: dict[str, Any] = {
+    "query_index": (int | None, None),
+    "query": (str | None, None),
+    "query_id": (str | None, None),
+}
 
-    rank: int
-    score: float
-    id: str
-    title: str
-    title_derived: bool
-    abstract: str
-    authors: list[str]
-    keywords: list[str]
-    venue: str
-    year: int | None
-    url: str
-    tldr: str
-    primary_area: str
-    doi: str = ""
-    arxiv_id: str = ""
-    dense_score: float | None = None
-    lexical_score: float | None = None
-    evidence: str | None = None
-    evidence_terms: list[str] | None = None
-    query_index: int | None = None
-    query: str | None = None
-    query_id: str | None = None
+
+_HIT_DOC = """One result: rank (1-based), score (the mode's: fused z-score for hybrid, cosine for
+dense, BM25 for lexical; higher is closer), the paper, the component scores and the
+evidence sentence; batch results add query_index and query, similar-paper results
+query_id."""
+
+
+def _hit_model() -> type[BaseModel]:
+    """HitOut: the fields of `results.HIT_COLUMNS` in their order (the response's keys
+    follow the model's), typed as `_Paper` types a paper's, then `_HIT_EXTRAS`."""
+    paper = _Paper.model_fields
+    untyped = [name for name in HIT_COLUMNS if name not in paper and name not in _HIT_TYPES]
+    if untyped:
+        raise TypeError(f"server.schemas has no JSON type for the hit fields {untyped}")
+    columns: dict[str, Any] = {
+        name: _HIT_TYPES[name] if name in _HIT_TYPES else (paper[name].annotation, paper[name])
+        for name in HIT_COLUMNS}
+    return create_model("HitOut", __doc__=_HIT_DOC, __module__=__name__,
+                        **columns, **_HIT_EXTRAS)
+
+
+# mypy cannot use a model made at run time as a type; to it a hit is any model.
+if TYPE_CHECKING:
+    HitOut = BaseModel
+else:
+    HitOut = _hit_model()
 
 
 class FiltersOut(BaseModel):

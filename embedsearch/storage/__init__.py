@@ -76,7 +76,7 @@ def parse_target(uri: str, options: Mapping[str, str] | None = None,
     `token` options. `index_name` names what a backend names after the index."""
     kind, _, location = uri.partition(":")
     if kind not in BACKENDS:
-        raise ConfigurationError(f"--storage {uri}: unknown storage '{kind}'; use one of "
+        raise ConfigurationError(f"unknown storage '{kind}' in '{uri}'; use one of "
                                  f"{', '.join(BACKENDS)}, as KIND or KIND:LOCATION",
                                  parameter="storage")
     return backend(kind).target(location, dict(options or {}), index_name)

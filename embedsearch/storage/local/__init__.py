@@ -37,10 +37,9 @@ class Local:
 
 def _target(location: str, options: Mapping[str, str], index_name: str) -> Target:
     if location or options:
-        raise ConfigurationError("--storage local keeps the files in the index folder and "
-                                 "takes no location or option (a collection or token is "
-                                 "for --storage milvus:URI, or --milvus URI)",
-                                 parameter="storage")
+        raise ConfigurationError("local keeps the files in the index folder and takes no "
+                                 "location or option (a collection or token is for "
+                                 "milvus:URI)", parameter="storage")
     return Local()
 
 

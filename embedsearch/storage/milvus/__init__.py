@@ -70,10 +70,10 @@ def collection_name(folder: str) -> str:
 def _target(location: str, options: Mapping[str, str], index_name: str) -> Target:
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise ConfigurationError(f"--storage-option {unknown[0]}: Milvus takes "
+        raise ConfigurationError(f"'{unknown[0]}' is not an option of Milvus, which takes "
                                  f"{', '.join(OPTIONS)}", parameter="storage_option")
     if not location:
-        raise ConfigurationError("--storage milvus:URI: give a Milvus Lite file "
+        raise ConfigurationError("milvus needs a location: a Milvus Lite file "
                                  "(milvus:./papers.db) or a server (milvus:http://HOST:19530)",
                                  parameter="storage")
     collection = check_name(options.get("collection") or collection_name(index_name))

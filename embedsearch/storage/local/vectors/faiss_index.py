@@ -8,7 +8,6 @@ of it. Keys are never reused, so a tombstone never comes back to life.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,8 @@ from numpy.typing import NDArray
 from ....errors import InputError
 from ...exact import Ranked
 from .base import VectorIndex, register_backend
-from .faisslib import faiss, id_selector, training_sample, write_index
-from .tuning import hnsw_params, ivf_params, search_threads
+from .faisslib import faiss, id_selector, set_threads, training_sample, write_index
+from .tuning import hnsw_params, ivf_params
 
 __all__ = ["FaissIndex", "factory_for"]
 
@@ -85,6 +84,11 @@ class FaissIndex(VectorIndex):
     def keys(self) -> NDArray[np.int64]:
         return self._keys
 
+    @property
+    def held(self) -> int:
+        """Vectors in the FAISS structure, removed ones (HNSW's tombstones) included."""
+        return int(self._index.ntotal)
+
     def _tombstones(self) -> NDArray[np.int64]:
         """Keys still in the FAISS structure but removed (only HNSW keeps any)."""
         if self._ivf is not None:
@@ -97,7 +101,7 @@ class FaissIndex(VectorIndex):
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if not self._index.is_trained:
             self._index.train(training_sample(vectors))
-        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        set_threads()
         self._index.add_with_ids(vectors, keys)
         self._keys = np.union1d(self._keys, keys)
 
@@ -137,7 +141,7 @@ class FaissIndex(VectorIndex):
                 exclude: NDArray[np.int64] | None) -> Ranked:
         if len(self._dead) and allowed is None:
             exclude = self._dead if exclude is None else np.union1d(exclude, self._dead)
-        faiss.omp_set_num_threads(search_threads(len(queries), os.cpu_count() or 1))
+        set_threads(len(queries))
         params = self._search_params(id_selector(allowed, exclude))
         scores, keys = self._index.search(queries, k, params=params)
         return scores, keys

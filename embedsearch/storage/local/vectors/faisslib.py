@@ -1,4 +1,5 @@
-"""FAISS as this package uses it: typed as Any, plus the ID selector both backends need.
+"""FAISS as this package uses it: typed as Any, plus the ID selector and thread setting
+both backends need.
 
 faiss ships stubs that lack most of its SWIG API (search parameters, selectors,
 DirectMap); typing it as Any is more honest than a page of ignores.
@@ -15,7 +16,9 @@ import faiss as _faiss
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["faiss", "id_selector", "training_sample", "write_index"]
+from .tuning import search_threads
+
+__all__ = ["faiss", "id_selector", "set_threads", "training_sample", "write_index"]
 
 #: Vectors k-means (IVF lists, PQ codebooks) trains on: more adds little quality and
 #: costs minutes (k-means over all 1M vectors for 4,000 lists is tens of TFLOP).
@@ -32,6 +35,15 @@ def write_index(index: Any, path: Path) -> None:
     except RuntimeError as exc:  # writing to a file, its only failure is the file's
         code = errno.ENOSPC if "No space left" in str(exc) else errno.EIO
         raise OSError(code, f"could not write {path}: {os.strerror(code)}") from None
+
+
+def set_threads(queries: int | None = None) -> None:
+    """Set FAISS's OpenMP threads for the call about to run: every core to train and add,
+    `search_threads` for a search of `queries` (one thread for a single query). Both
+    backends set it before each call: the setting is process-wide, and adds and searches
+    want different ones."""
+    cores = os.cpu_count() or 1
+    faiss.omp_set_num_threads(cores if queries is None else search_threads(queries, cores))
 
 
 def id_selector(allowed: NDArray[np.int64] | None, exclude: NDArray[np.int64] | None) -> Any:

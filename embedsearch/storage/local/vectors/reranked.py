@@ -9,7 +9,6 @@ re-ranking 200 candidates reaches 0.96.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,8 @@ from numpy.typing import NDArray
 from ....errors import InputError
 from ...exact import Ranked
 from .base import VectorIndex, register_backend
-from .faisslib import faiss, id_selector, training_sample, write_index
-from .tuning import ivfpq_params, search_threads
+from .faisslib import faiss, id_selector, set_threads, training_sample, write_index
+from .tuning import ivfpq_params
 
 __all__ = ["RerankedIndex"]
 
@@ -70,7 +69,7 @@ class RerankedIndex(VectorIndex):
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if len(self._keys) and len(keys) and keys.min() <= self._keys[-1]:
             raise ValueError("keys must grow: a new key is larger than every stored one")
-        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        set_threads()
         if not self._index.is_trained:
             self._index.train(training_sample(vectors))
         self._index.add_with_ids(vectors, keys)
@@ -90,7 +89,7 @@ class RerankedIndex(VectorIndex):
     def _search(self, queries: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None,
                 exclude: NDArray[np.int64] | None) -> Ranked:
         depth = max(k, int(self.params.get("rerank", 200)))
-        faiss.omp_set_num_threads(search_threads(len(queries), os.cpu_count() or 1))
+        set_threads(len(queries))
         params = faiss.SearchParametersIVF(sel=id_selector(allowed, exclude),
                                            nprobe=int(self.params.get("nprobe", 64)))
         _, candidates = self._index.search(queries, depth, params=params)
