@@ -10,9 +10,10 @@ the given folders (default: embedsearch) and reports, one line each:
   attribute or assignment) in the file that reads it: the name belongs to another
   module's object.
 
-Dunder names (`__init__`) are public by convention and ignored. Usage:
+Dunder names (`__init__`) and IPython's `_repr_html_` are public by convention and
+ignored. Usage:
 
-    python scripts/check_private_names.py [FOLDER ...]
+    python scripts/check_private_names.py [FOLDER ...]   (default: embedsearch)
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ __all__ = ["private_uses"]
 
 
 def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+    # Dunders, and IPython's display protocol (`_repr_html_`), are public by convention.
+    public = (name.startswith("__") and name.endswith("__")) or \
+        (name.startswith("_repr_") and name.endswith("_"))
+    return name.startswith("_") and not public
 
 
 def _defined(tree: ast.AST) -> set[str]:

@@ -23,6 +23,7 @@ os.environ["EMBEDSEARCH_CACHE_DIR"] = (os.environ.get("EMBEDSEARCH_TEST_CACHE_DI
 from embedsearch import SearchEngine
 from embedsearch.bundled import corpus_files
 from embedsearch.cli import main
+from embedsearch.papers import Paper
 
 REPO = Path(__file__).resolve().parent.parent
 DEV_DATA = Path(os.environ.get("EMBEDSEARCH_DEV_DATA", REPO.parent / "shared" / "data" / "papers"))
@@ -34,6 +35,14 @@ needs_dev_data = pytest.mark.skipif(
     not DEV_PAPERS.is_file(),
     reason=f"dev corpus not found at {DEV_DATA} (set EMBEDSEARCH_DEV_DATA to its folder)",
 )
+
+
+def contents(engine: SearchEngine) -> tuple[np.ndarray, np.ndarray, dict[int, Paper]]:
+    """Every key of the engine's current generation, with its stored vector and paper,
+    read from one snapshot."""
+    with engine.snapshot() as view:
+        keys = view.keys()
+        return keys, view.vectors(keys), view.papers(keys)
 
 
 def snapshot(directory: Path) -> dict[str, str]:

@@ -42,16 +42,17 @@ def _half_copy(source: Any, target: Any, *args: Any, **kwargs: Any) -> None:
 
 
 def _install(point: str) -> None:
-    from embedsearch import fs, layout
+    from embedsearch import fs
     from embedsearch.encoding import encoder
-    from embedsearch.storage import local
+    from embedsearch.storage import layout
+    from embedsearch.storage.local import storage as local_storage
 
     if point == "before-staging":  # holding the lock, nothing staged yet
         layout.make_temp_dir = _die  # type: ignore[assignment]
     elif point == "while-encoding":
         encoder.Encoder.encode_documents = _die  # type: ignore[method-assign]
     elif point == "while-copying":  # half of the store copied into the staging folder
-        local.shutil.copyfile = _half_copy  # type: ignore[assignment]
+        local_storage.shutil.copyfile = _half_copy  # type: ignore[assignment]
     elif point == "while-checksumming":  # staged, not yet renamed into place
         layout.sha256_file = _after(1, layout.sha256_file)  # type: ignore[assignment]
     elif point == "after-rename":  # the generation in place, the manifest not yet

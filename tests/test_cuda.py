@@ -110,7 +110,7 @@ def test_without_a_gpu_the_cuda_backend_runs_on_the_cpu_and_says_so(
 def test_gpu_vectors_agree_with_the_cpu_and_give_the_same_index(
         texts: list[str], seed_files: list[Path], tmp_path: Path) -> None:
     gpu = Encoder(backend="cuda", cache=False)
-    assert isinstance(gpu._backend, CudaBackend) and gpu._backend.on_gpu
+    assert isinstance(gpu.runtime, CudaBackend) and gpu.runtime.on_gpu
     cosines = np.sum(gpu.encode_documents(texts)
                      * Encoder(backend="torch", cache=False).encode_documents(texts), axis=1)
     assert cosines.min() >= 0.999

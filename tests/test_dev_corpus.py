@@ -12,8 +12,9 @@ import pytest
 from embedsearch import Filters, SearchEngine
 from embedsearch.encoding.calibrate import MIN_MEAN_COSINE
 from embedsearch.storage.exact import exact_search
+from embedsearch.storage.local import LocalView
 
-from .conftest import dev_records, dev_vectors, needs_dev_data
+from .conftest import contents, dev_records, dev_vectors, needs_dev_data
 
 pytestmark = [needs_dev_data, pytest.mark.data, pytest.mark.slow]
 COUNT = 2000
@@ -34,10 +35,12 @@ def test_auto_picks_hnsw_and_it_agrees_with_exact_search(dev_index: Path) -> Non
     engine = SearchEngine.open(dev_index)
     assert engine.info().index_type == "hnsw" and len(engine) == COUNT
     titles = [record["title"] for record in dev_records(COUNT)[::20]]
-    queries = engine._get_encoder().encode_queries([str(title) for title in titles])
-    keys = engine._view.keys()
-    _, truth = exact_search(engine._view.vectors(keys), keys, queries, 10)
-    _, found = engine._view.parts.vectors.search(queries, 10)
+    queries = engine.encoder.encode_queries([str(title) for title in titles])
+    with engine.snapshot() as view:
+        assert isinstance(view, LocalView)
+        keys = view.keys()
+        _, truth = exact_search(view.vectors(keys), keys, queries, 10)
+        _, found = view.parts.vectors.search(queries, 10)
     agreement = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])
     assert agreement >= 0.97
     hits = engine.search_many([str(title) for title in titles], k=10)
@@ -49,8 +52,8 @@ def test_auto_picks_hnsw_and_it_agrees_with_exact_search(dev_index: Path) -> Non
 def test_vectors_match_the_reference_embeddings(dev_index: Path) -> None:
     # The precomputed file is the same model on title + ". " + abstract, in corpus order.
     engine = SearchEngine.open(dev_index)
-    keys = engine._view.keys()  # keys follow insertion order: key i+1 is record i
-    ours = engine._view.vectors(keys[:500])
+    keys, vectors, _ = contents(engine)  # keys follow insertion order: key i+1 is record i
+    ours = vectors[:500]
     reference = dev_vectors(500)
     # `auto` may pick an int8 backend where it is clearly the fastest; its contract is then
     # the agreement `auto` demands, not float precision.

@@ -19,7 +19,7 @@ from embedsearch.encoding.exported import ExportedBackend
 from embedsearch.encoding.torch_backend import TorchBackend
 from embedsearch.papers import embedding_text
 
-from .conftest import REPO, dev_records, dev_vectors, model_copy, needs_dev_data
+from .conftest import REPO, contents, dev_records, dev_vectors, model_copy, needs_dev_data
 
 EXPORTED = ["onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8"]
 # Agreement each backend must keep with torch float32, as cosine of the same text's vectors.
@@ -61,10 +61,10 @@ def test_backends_agree_with_the_reference_embeddings(backend: str) -> None:
 
 
 def test_the_command_line_offers_every_registered_backend() -> None:
-    from embedsearch.cli.parser import _BACKENDS
+    from embedsearch.cli.parser import BACKEND_CHOICES
     from embedsearch.encoding import backend_names
 
-    assert set(_BACKENDS) == {*backend_names(), "auto"}
+    assert set(BACKEND_CHOICES) == {*backend_names(), "auto"}
 
 
 def test_queries_and_batches_give_the_same_vectors(seed_texts: list[str]) -> None:
@@ -110,8 +110,8 @@ def test_cache_hits_misses_and_model_change(tmp_path: Path, seed_texts: list[str
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     encoder = Encoder(backend="torch", cache_dir=tmp_path)
     calls: list[int] = []
-    real = encoder._backend.encode_batch
-    monkeypatch.setattr(encoder._backend, "encode_batch",
+    real = encoder.runtime.encode_batch
+    monkeypatch.setattr(encoder.runtime, "encode_batch",
                         lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
     first = encoder.encode_documents(seed_texts[:10])
     assert sum(calls) == 10
@@ -122,10 +122,10 @@ def test_cache_hits_misses_and_model_change(tmp_path: Path, seed_texts: list[str
     other_model = model_copy(tmp_path / "model", sentence_bert_config={"max_seq_length": 128})
     other = Encoder(other_model, backend="torch", cache_dir=tmp_path)
     assert other.spec.fingerprint != encoder.spec.fingerprint
-    assert other._embedding_cache().get(other._namespace(), seed_texts[:10], other.dim) == {}
+    assert other.embedding_cache().get(other.cache_namespace(), seed_texts[:10], other.dim) == {}
     # So does another backend of the same model.
-    onnx = Encoder(backend="onnx", cache_dir=tmp_path)._namespace()
-    assert onnx != encoder._namespace()
+    onnx = Encoder(backend="onnx", cache_dir=tmp_path).cache_namespace()
+    assert onnx != encoder.cache_namespace()
     assert EmbeddingCache(tmp_path).get(onnx, seed_texts[:10], 384) == {}
 
 
@@ -159,7 +159,7 @@ os.kill(os.getpid(), signal.SIGKILL)  # dies inside the transaction
                             env={**os.environ, "PYTHONPATH": str(REPO)})
     assert result.returncode == -9
     cache = EmbeddingCache(tmp_path)
-    assert cache._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert cache.integrity() == "ok"
     assert cache.stats().vectors == 1
     assert np.array_equal(cache.get("ns", ["kept"], 4)[0], np.ones(4, np.float32))
 
@@ -179,9 +179,7 @@ def test_rebuild_and_add_reuse_cached_vectors(tmp_path: Path, seed_files: list[P
     for cls in (TorchBackend, ExportedBackend):  # every backend encodes through one of these
         monkeypatch.setattr(cls, "encode_batch", _counting(cls.encode_batch, calls))
     second = SearchEngine.build_from_files(tmp_path / "b", seed_files)
-    keys = first._view.keys()
-    assert np.array_equal(first._view.vectors(keys),
-                          second._view.vectors(keys))
+    assert np.array_equal(contents(first)[1], contents(second)[1])
     assert calls == []  # every vector came from the cache
     added = second.add([{"id": "n", "abstract": "A new abstract about sparse attention."}])
     assert added == 1 and calls == [1]  # only the new paper is encoded

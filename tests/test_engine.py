@@ -20,7 +20,7 @@ from embedsearch import (
 from embedsearch.encoding import Encoder
 from embedsearch.papers import embedding_text
 
-from .conftest import snapshot
+from .conftest import contents, snapshot
 
 LORVP = "000_ae22c05437d8edef:1"  # the LoR-VP (low-rank visual prompting) abstract
 
@@ -68,11 +68,10 @@ def test_similar_uses_the_stored_vector_and_excludes_the_paper(
     ids = [hit.paper.id for hit in hits]
     assert LORVP not in ids and len(ids) == 37
     # Same ranking as searching with the paper's own vector over the other 37 papers.
-    keys = seed_engine._view.keys()
-    vectors = seed_engine._view.vectors(keys)
-    own = vectors[list(keys).index(seed_engine._key(LORVP))]
+    keys, vectors, papers = contents(seed_engine)
+    own = vectors[[papers[int(key)].id for key in keys].index(LORVP)]
     order = np.argsort(-(vectors @ own))[1:]
-    expected = [seed_engine._view.papers([int(keys[i])])[int(keys[i])].id for i in order]
+    expected = [papers[int(keys[i])].id for i in order]
     assert ids == expected
 
 
@@ -101,8 +100,9 @@ def test_empty_query_is_refused(seed_engine: SearchEngine, query: str) -> None:
 
 @pytest.mark.parametrize("k", [0, -1, 10_001])
 def test_bad_k_is_refused(seed_engine: SearchEngine, k: int) -> None:
-    with pytest.raises(QueryError, match="k must be an integer from 1"):
+    with pytest.raises(QueryError, match="must be an integer from 1") as refused:
         seed_engine.search("graphs", k=k)
+    assert refused.value.parameter == "k"
     with pytest.raises(QueryError):
         seed_engine.similar(LORVP, k=k)
 

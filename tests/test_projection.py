@@ -16,7 +16,7 @@ from embedsearch.mapping import attach_map
 from embedsearch.projection import MAP_FILE, UMAP_MIN_PAPERS, compute_map, load_map
 from embedsearch.storage.layout import IndexDirectory
 
-from .conftest import CliResult, dev_records, dev_vectors, needs_dev_data, snapshot
+from .conftest import CliResult, contents, dev_records, dev_vectors, needs_dev_data, snapshot
 
 DATA_FILES = ("keys.npy", "papers.sqlite", "vectors.faiss")
 
@@ -47,7 +47,7 @@ def test_map_is_stored_as_a_generation_sharing_the_data(seed_copy: Path) -> None
     reopened = SearchEngine.open(seed_copy)
     again = reopened.corpus_map()
     assert again is not None and np.array_equal(again.xy, corpus_map.xy)
-    assert set(corpus_map.keys.tolist()) == set(reopened._view.keys().tolist())
+    assert set(corpus_map.keys.tolist()) == set(contents(reopened)[0].tolist())
     assert 0 <= corpus_map.xy.min() and corpus_map.xy.max() <= 1
     papers = engine.map_papers(corpus_map)
     assert {p.id for p in papers} == {h.paper.id for h in engine.search("papers", k=38)}
@@ -102,8 +102,8 @@ def test_a_map_computed_before_a_write_is_discarded(seed_copy: Path) -> None:
     engine = SearchEngine.open(seed_copy)
     directory = IndexDirectory(seed_copy)
     old = directory.read_manifest()
-    keys = engine._view.keys()
-    stale = compute_map(keys, engine._view.vectors(keys), ["text"] * len(keys),
+    keys, vectors, _ = contents(engine)
+    stale = compute_map(keys, vectors, ["text"] * len(keys),
                         {n: str(e["sha256"]) for n, e in old.files.items()})
     engine.add([{"id": "new:1", "abstract": "Robots learn to fold laundry from video."}])
     files = snapshot(seed_copy)

@@ -142,11 +142,11 @@ def test_the_cache_never_serves_a_vector_made_under_another_prompt(
     other = Encoder(backend="torch", cache_dir=tmp_path, document_prompt="search_document: ")
     plain = Encoder(backend="torch", cache_dir=tmp_path)
     for encoder in (other, plain):
-        cache = encoder._embedding_cache()
-        assert cache is not None and cache.get(encoder._namespace(), texts[:6], 384) == {}
+        cache = encoder.embedding_cache()
+        assert cache is not None and cache.get(encoder.cache_namespace(), texts[:6], 384) == {}
     again = Encoder(backend="torch", cache_dir=tmp_path, document_prompt="passage: ")
-    cache = again._embedding_cache()
-    assert cache is not None and len(cache.get(again._namespace(), texts[:6], 384)) == 6
+    cache = again.embedding_cache()
+    assert cache is not None and len(cache.get(again.cache_namespace(), texts[:6], 384)) == 6
     assert np.array_equal(again.encode_documents(texts[:6]), prompted)
     assert np.sum(plain.encode_documents(texts[:6]) * prompted, axis=1).max() < 0.999
 
@@ -199,7 +199,7 @@ def test_the_bundled_model_has_no_prompts_and_its_index_says_so(seed_index: Path
     assert manifest["model"]["prompts"] == {"query": "", "document": "", "source": "none"}
     model = _sentence_transformers(resolve_model().path)
     engine = SearchEngine.open(seed_index)
-    encoder = engine._get_encoder()
+    encoder = engine.encoder
     plain = model.encode(QUERIES, normalize_embeddings=True)
     assert np.sum(encoder.encode_queries(QUERIES) * plain, axis=1).min() >= 0.999
     engine.close()

@@ -25,7 +25,7 @@ from embedsearch.papers import embedding_text
 from embedsearch.readers import read_papers
 from embedsearch.storage.layout import IndexDirectory
 
-from .conftest import REPO, CliResult, snapshot
+from .conftest import REPO, CliResult, contents, snapshot
 
 try:
     import ray
@@ -47,9 +47,7 @@ def ray_instance() -> Iterator[None]:
 def _vectors(index: Path) -> dict[str, np.ndarray]:
     """Each paper's stored vector, by id."""
     with SearchEngine.open(index) as engine:
-        keys = engine._view.keys()
-        papers = engine._view.papers(keys)
-        vectors = engine._view.vectors(keys)
+        keys, vectors, papers = contents(engine)
         return {papers[int(key)].id: vector for key, vector in zip(keys, vectors)}
 
 

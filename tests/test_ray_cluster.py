@@ -19,6 +19,8 @@ import pytest
 
 from embedsearch import SearchEngine
 
+from .conftest import contents
+
 try:
     import ray
 except ImportError:
@@ -47,9 +49,8 @@ def ray_head() -> Iterator[None]:
 
 def _by_id(index: Path) -> dict[str, np.ndarray]:
     with SearchEngine.open(index) as engine:
-        keys = engine._view.keys()
-        papers = engine._view.papers(keys)
-        return {papers[int(k)].id: v for k, v in zip(keys, engine._view.vectors(keys))}
+        keys, vectors, papers = contents(engine)
+        return {papers[int(k)].id: v for k, v in zip(keys, vectors)}
 
 
 def test_a_build_on_a_started_cluster_is_the_local_build(

@@ -159,7 +159,7 @@ def test_an_add_skips_papers_another_process_added_meanwhile(
 
 def test_queries_go_on_while_a_write_publishes(
         seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from embedsearch import layout
+    from embedsearch.storage import layout
 
     checksum = layout.sha256_file
     publishing = threading.Event()
@@ -308,7 +308,7 @@ def test_twenty_kills_at_spread_out_moments(seed_copy: Path, tmp_path: Path) -> 
 # -- failed disk writes ----------------------------------------------------------------------
 def test_a_failed_disk_write_leaves_the_index_byte_identical(
         seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from embedsearch import layout
+    from embedsearch.storage import layout
 
     before = snapshot(seed_copy)
 

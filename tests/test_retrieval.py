@@ -10,6 +10,7 @@ import pytest
 from embedsearch import Filters, QueryError, SearchEngine
 from embedsearch.fusion import fuse
 from embedsearch.metrics import mrr, ndcg, precision, recall
+from embedsearch.storage.local import LocalView
 from embedsearch.storage.local.lexical import LexicalIndex
 
 from .conftest import dev_records, needs_dev_data
@@ -46,8 +47,9 @@ def test_lexical_needs_shared_words_and_dense_does_not(seed_engine: SearchEngine
 
 
 def test_unknown_mode_is_refused(seed_engine: SearchEngine) -> None:
-    with pytest.raises(QueryError, match="mode must be one of hybrid, dense, lexical"):
+    with pytest.raises(QueryError, match="must be one of hybrid, dense, lexical") as refused:
         seed_engine.search("graphs", mode="fuzzy")
+    assert refused.value.parameter == "mode"
 
 
 def test_fusion_is_stable_and_rewards_agreement() -> None:
@@ -116,8 +118,9 @@ def test_lexical_and_vector_stores_agree_after_updates(seed_copy: Path) -> None:
     engine.remove(["xen", LORVP])
     reopened = SearchEngine.open(seed_copy)
     for live in (engine, reopened):
-        parts = live._view.parts
-        assert np.array_equal(parts.vectors.keys(), parts.lexical.keys())
+        with live.snapshot() as view:
+            assert isinstance(view, LocalView)
+            assert np.array_equal(view.parts.vectors.keys(), view.parts.lexical.keys())
         assert live.search("xenobots", k=5, mode="lexical") == []
         assert LORVP not in {h.paper.id for h in live.search("visual prompting", k=37,
                                                                 mode="lexical")}

@@ -37,7 +37,7 @@ from embedsearch.storage.layout import IndexDirectory, Manifest
 from embedsearch.storage.local.lexical import LexicalIndex
 from embedsearch.storage.milvus import Milvus, MilvusStorage, MilvusView
 from embedsearch.storage.milvus import view as milvus_view
-from embedsearch.storage.milvus.schema import _truncate, filter_expression, paper_rows
+from embedsearch.storage.milvus.schema import filter_expression, paper_rows, truncate_text
 from embedsearch.words import WordCounts
 
 pytest.importorskip("pymilvus", reason="the Milvus extra is not installed: "
@@ -305,13 +305,13 @@ def test_an_existing_collection_needs_overwrite(tmp_path: Path, corpus: Corpus) 
     view = _open(directory, storage)
     assert len(view.keys()) == 5 and view.manifest.storage["physical"] == "papers_g000001"
     view.close()
-    client = storage._connect(storage.settings["uri"]).client
+    client = storage.connect(storage.settings["uri"]).client
     assert client.list_collections() == ["papers_g000001"]
     # The rebuild itself: the alias moves to the new collection, the old one is dropped.
     directory, storage = _build(tmp_path, corpus, papers, vectors, overwrite=True)
     view = _open(directory, storage)
     assert len(view.keys()) == 7 and view.manifest.storage["physical"] == "papers_g000002"
-    client = storage._connect(storage.settings["uri"]).client
+    client = storage.connect(storage.settings["uri"]).client
     assert client.list_collections() == ["papers_g000002"]
     assert client.describe_alias("papers")["collection_name"] == "papers_g000002"
     view.close()
@@ -321,7 +321,7 @@ def test_an_existing_collection_needs_overwrite(tmp_path: Path, corpus: Corpus) 
 
 def test_a_missing_collection_or_another_model(tmp_path: Path, corpus: Corpus) -> None:
     directory, storage = _build(tmp_path, corpus, corpus.papers[:3], corpus.vectors[:3])
-    client = storage._connect(storage.settings["uri"]).client
+    client = storage.connect(storage.settings["uri"]).client
     client.alter_collection_properties("papers_g000001", {"embedsearch.fingerprint": "other"})
     with pytest.raises(IndexIncompatibleError, match="built with model .*other.*manifest says"):
         _open(directory, storage)
@@ -336,7 +336,7 @@ def test_unusable_papers_and_places(tmp_path: Path, corpus: Corpus) -> None:
     huge = dataclasses.replace(corpus.papers[0], id="huge-1", abstract="word " * 20_000)
     with pytest.raises(InputError, match="paper 'huge-1'.*JSON"):
         paper_rows([huge], corpus.vectors[:1], LEXICAL_FIELDS)
-    cut = _truncate("words " + "é" * 40_000)
+    cut = truncate_text("words " + "é" * 40_000)
     assert len(cut.encode()) == 65_535 - 1 and cut.endswith("é")  # a whole character
     with pytest.raises(InputError, match="huge-1"):
         _build(tmp_path, corpus, [huge], corpus.vectors[:1])
@@ -394,14 +394,14 @@ def test_a_short_filtered_answer_is_completed(built: View, corpus: Corpus,
     """HNSW under a wide filter may stop short: the view asks again more widely and in
     the end ranks the passing papers exactly, so it still returns min(k, passing) hits."""
     searches: list[tuple[int, int]] = []
-    original = type(built)._search
+    original = type(built).search_field
 
     def short(self: MilvusView, field: str, data: object, limit: int, expr: str,
               params: dict[str, Any]) -> list[tuple[float, int]]:
         searches.append((limit, params["params"]["ef"]))
         return original(self, field, data, limit, expr, params)[:3]
 
-    monkeypatch.setattr(type(built), "_search", short)
+    monkeypatch.setattr(type(built), "search_field", short)
     monkeypatch.setattr(milvus_view, "_EXACT_SMALL", 0)  # HNSW even for a filter this narrow
     monkeypatch.setattr(built, "_subsets", None)
     filters = Filters(venues=("ICLR", "ICML"))

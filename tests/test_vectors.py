@@ -96,13 +96,13 @@ def test_hnsw_tombstones_are_compacted(tmp_path: Path) -> None:
     index = create_index("hnsw", vectors.shape[1], len(keys))
     index.add(keys, vectors)
     index.remove(keys[:100])
-    assert len(index) == 900 and index._index.ntotal == 1000  # tombstones, not yet rebuilt
+    assert len(index) == 900 and index.held == 1000  # tombstones, not yet rebuilt
     index.save(tmp_path)
     loaded = load_index(tmp_path, index.meta(), vectors.shape[1])
     _, found = loaded.search(vectors[:100], 5)
     assert not (set(found.ravel()) & set(range(100)))
     loaded.remove(keys[100:400])
-    assert loaded._index.ntotal == 600  # past a quarter: rebuilt from live vectors
+    assert loaded.held == 600  # past a quarter: rebuilt from live vectors
     assert np.allclose(loaded.reconstruct(keys[500:505]), vectors[500:505])
 
 

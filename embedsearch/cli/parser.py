@@ -10,16 +10,16 @@ from .._version import __version__
 from ..bundled import DEFAULT_INDEX
 from . import commands as run
 
-__all__ = ["build_parser"]
+__all__ = ["BACKEND_CHOICES", "FORMAT_CHOICES", "build_parser"]
 
 # Spelled out rather than read from the backend registry: importing that (and numpy with
 # it) would double the cold start of `embedsearch info`. A test holds the two equal.
-_BACKENDS = ("torch", "cuda", "onnx", "onnx-int8", "openvino", "openvino-bf16",
+BACKEND_CHOICES = ("torch", "cuda", "onnx", "onnx-int8", "openvino", "openvino-bf16",
              "openvino-int8", "auto")
 
 # Spelled out for the same reason (readers would load with every command); a test holds
 # this equal to the readers' registry.
-_FORMATS = ("text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "csl-json", "arxiv",
+FORMAT_CHOICES = ("text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "csl-json", "arxiv",
             "openalex")
 
 _COMMON = """\
@@ -71,7 +71,7 @@ def _add_cache_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_encoder_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", default="auto", choices=_BACKENDS,
+    parser.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,
                         help="encoder backend: torch (reference), cuda (torch on an NVIDIA "
                              "GPU, float16), onnx, onnx-int8, openvino, openvino-bf16, "
                              "openvino-int8, or auto (default): cuda when torch sees a GPU, "
@@ -168,7 +168,7 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
                         help="corpus files: .txt (abstracts separated by blank lines), "
                              ".jsonl, .json (array), .csv, .tsv, .bib, .ris; any of them "
                              ".gz; CSL-JSON, arXiv and OpenAlex records are recognised")
-    parser.add_argument("--format", choices=_FORMATS,
+    parser.add_argument("--format", choices=FORMAT_CHOICES,
                         help="read every INPUT as this format instead of by extension")
     parser.add_argument("--allow-title-only", action="store_true",
                         help="index bibliography entries that have no abstract on their "
@@ -262,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--queries", metavar="FILE",
                         help="answer every line of FILE ('-' for stdin) in one batch")
     search.add_argument("--model", help="query encoder; must be the index's own (default)")
-    search.add_argument("--backend", choices=_BACKENDS[:-1],
+    search.add_argument("--backend", choices=BACKEND_CHOICES[:-1],
                         help="query encoder backend; must be the index's own (default)")
     search.add_argument("--query-prompt", metavar="TEXT",
                         help="prompt before the query; must be the index's own (default; "

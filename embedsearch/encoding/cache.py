@@ -198,6 +198,10 @@ class EmbeddingCache:
         size = self._db.execute("PRAGMA page_size").fetchone()[0]
         return int((pages - free) * size)
 
+    def integrity(self) -> str:
+        """SQLite's own check of the cache file: "ok", or what it found damaged."""
+        return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+
     def stats(self) -> CacheStats:
         count = self._db.execute("SELECT count(*) FROM vectors").fetchone()[0]
         return CacheStats(str(self.path), int(count), self._bytes())

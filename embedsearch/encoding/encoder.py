@@ -110,7 +110,7 @@ class Encoder:
                 "backend": self.backend, "dim": self.dim, "max_seq_length": self.max_seq_length,
                 "prompts": self.prompts.record()}
 
-    def _namespace(self) -> str:
+    def cache_namespace(self) -> str:
         """What a cached document vector depends on besides its text (known without
         loading): the document prompt too, so a vector made under one prompt is never
         served for another (none adds nothing, keeping vectors cached before prompts)."""
@@ -120,7 +120,8 @@ class Encoder:
             namespace += f":document-prompt={digest}"
         return namespace
 
-    def _embedding_cache(self) -> EmbeddingCache | None:
+    def embedding_cache(self) -> EmbeddingCache | None:
+        """The embedding cache this encoder reads and fills, or None with the cache off."""
         if self._use_cache and self._cache is None:
             self._cache = EmbeddingCache(self.cache_root, max_bytes=self._max_cache_bytes)
         return self._cache
@@ -142,8 +143,8 @@ class Encoder:
         cached ones read, the rest computed (by `executor`, default this process) and
         cached as they arrive."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        cache = self._embedding_cache()
-        namespace = self._namespace()
+        cache = self.embedding_cache()
+        namespace = self.cache_namespace()
         found = cache.get(namespace, texts, self.dim) if cache else {}
         for position, vector in found.items():
             out[position] = vector

@@ -28,7 +28,7 @@ from ...words import Tokenizer
 
 __all__ = ["ANALYZER", "HNSW_DEFAULTS", "MAX_KEYWORDS", "MAX_RECORD_BYTES", "MAX_TEXT_BYTES",
            "check_index_params", "create_collection", "filter_expression", "in_list",
-           "match_key", "paper_of", "paper_rows", "quote", "stems"]
+           "match_key", "paper_of", "paper_rows", "quote", "stems", "truncate_text"]
 
 #: The longest VARCHAR Milvus accepts by default, in UTF-8 bytes.
 MAX_TEXT_BYTES = 65_535
@@ -131,7 +131,7 @@ def stems(tokenizer: Tokenizer, text: str) -> str:
     return " ".join(tokenizer.words(text))
 
 
-def _truncate(text: str, limit: int = MAX_TEXT_BYTES) -> str:
+def truncate_text(text: str, limit: int = MAX_TEXT_BYTES) -> str:
     """`text` cut to at most `limit` UTF-8 bytes, at a character boundary."""
     encoded = text.encode("utf-8")
     return text if len(encoded) <= limit else encoded[:limit].decode("utf-8", errors="ignore")
@@ -170,7 +170,7 @@ def paper_rows(papers: Sequence[Paper], vectors: NDArray[np.float32],
             "year": paper.year,
             "venue_key": _check(paper, "venue", match_key(paper.venue)),
             "keyword_keys": [_check(paper, "keywords", match_key(k)) for k in paper.keywords],
-            "text": _truncate(stems(tokenizer, embedding_text(paper, lexical_fields))),
+            "text": truncate_text(stems(tokenizer, embedding_text(paper, lexical_fields))),
             "dense": np.asarray(vector, dtype=np.float32).tolist(),
         })
     return rows

@@ -47,7 +47,7 @@ class MilvusStorage(Storage):
         self._token = self.secrets.get("token") or os.environ.get("MILVUS_TOKEN") or None
         self._connection: Connection | None = None
 
-    def _connect(self, uri: str) -> Connection:
+    def connect(self, uri: str) -> Connection:
         """The storage's one client (made on first use), for `uri`."""
         if self._connection is not None and self._connection.uri != uri:
             self.close()
@@ -64,7 +64,7 @@ class MilvusStorage(Storage):
                     overwrite: bool) -> None:
         uri, name = self.settings["uri"], check_name(self.settings["collection"])
         check_index_params(options.index_params)
-        if self._connect(uri).call("has_collection", name) and not overwrite:
+        if self.connect(uri).call("has_collection", name) and not overwrite:
             raise IndexExistsError(f"the Milvus collection '{name}' already exists at {uri}; "
                                    "pass --overwrite to replace it")
 
@@ -75,7 +75,7 @@ class MilvusStorage(Storage):
         uri, alias = settings["uri"], check_name(settings["collection"])
         hnsw = check_index_params(options.index_params)
         rows = paper_rows(papers, vectors, manifest.text["lexical_fields"])  # before Milvus
-        connection = self._connect(uri)
+        connection = self.connect(uri)
         old = _alias_target(connection, alias)
         previous = staging.previous
         replaced = {old} if old else set()
@@ -122,7 +122,7 @@ class MilvusStorage(Storage):
         """The connection to `manifest`'s collection, which must be there, built with the
         manifest's model, and loaded (a new client finds it released)."""
         uri, name = manifest.storage["uri"], physical_name(manifest)
-        connection = self._connect(uri)
+        connection = self.connect(uri)
         shown = manifest.storage["collection"]
         if not connection.call("has_collection", name):
             raise IndexCorruptError(f"the Milvus collection '{shown}' at {uri} is missing; "

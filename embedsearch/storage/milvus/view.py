@@ -99,8 +99,9 @@ class MilvusView(View):
         dim = int(self.manifest.model["dim"])
         return np.array([found[k] for k in wanted], dtype=np.float32).reshape(len(wanted), dim)
 
-    def _search(self, field: str, data: Any, limit: int, expr: str,
-                params: dict[str, Any]) -> list[tuple[float, int]]:
+    def search_field(self, field: str, data: Any, limit: int, expr: str,
+                     params: dict[str, Any]) -> list[tuple[float, int]]:
+        """One Milvus search of `field` ("dense" or "sparse"): (score, key) pairs."""
         return _hits(self._connection.call(
             "search", self._name, data=[data], anns_field=field, limit=limit, filter=expr,
             output_fields=["key"], search_params=params, consistency_level=_STRONG))
@@ -122,7 +123,7 @@ class MilvusView(View):
         expr = filter_expression(filters, exclude)
         want = limit = min(depth, TOPK_MAX)
         ef = max(limit, _FILTERED_EF if filters else self._ef)
-        hits = self._search("dense", query.tolist(), limit, expr,
+        hits = self.search_field("dense", query.tolist(), limit, expr,
                             {"metric_type": "IP", "params": {"ef": ef}})
         if len(hits) < want:
             passing = self._connection.count(self._name, expr)
@@ -131,7 +132,7 @@ class MilvusView(View):
                 if len(hits) >= want:
                     break
                 limit, ef = min(limit * 4, TOPK_MAX, max(passing, 1)), min(ef * 4, _EF_MAX)
-                hits = self._search("dense", query.tolist(), max(limit, want), expr,
+                hits = self.search_field("dense", query.tolist(), max(limit, want), expr,
                                     {"metric_type": "IP", "params": {"ef": max(ef, limit)}})
             if len(hits) < want and passing <= EXACT_SUBSET_MAX:
                 keys, vectors = self._fetch(filter_expression(filters, None))
@@ -171,7 +172,7 @@ class MilvusView(View):
         query = stems(self._words.tokenizer, text)
         if not query:  # no words, or stop words only: nothing matches
             return np.zeros(0, np.float32), np.zeros(0, np.int64)
-        hits = self._search("sparse", query, min(depth, TOPK_MAX),
+        hits = self.search_field("sparse", query, min(depth, TOPK_MAX),
                             filter_expression(filters, exclude), {"metric_type": "BM25"})
         return _ranked(_bm25(hits), depth)
 
@@ -182,7 +183,7 @@ class MilvusView(View):
         query = stems(self._words.tokenizer, text)
         for start in range(0, len(unique) if query else 0, _BATCH):
             chunk = unique[start:start + _BATCH]
-            hits = self._search("sparse", query, len(chunk), f"key in {in_list(chunk)}",
+            hits = self.search_field("sparse", query, len(chunk), f"key in {in_list(chunk)}",
                                 {"metric_type": "BM25"})
             found.update((key, score) for score, key in _bm25(hits))
         return np.array([found.get(k, 0.0) for k in wanted], dtype=np.float32)
