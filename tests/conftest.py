@@ -8,6 +8,8 @@ import json
 import logging
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +26,9 @@ from embedsearch import SearchEngine
 from embedsearch.bundled import corpus_files
 from embedsearch.cli import main
 from embedsearch.papers import Paper
+from embedsearch.readers import read_papers
+from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.local.store import STORE_FILE, PaperStore
 
 REPO = Path(__file__).resolve().parent.parent
 DEV_DATA = Path(os.environ.get("EMBEDSEARCH_DEV_DATA", REPO.parent / "shared" / "data" / "papers"))
@@ -150,3 +155,51 @@ def model_copy(target: Path, **changes: dict[str, object] | None) -> Path:
         if settings is not None:
             config.write_text(json.dumps({**own, **settings}))
     return target
+
+
+# -- writers and readers on a copy of the seed index (live, crash and disk tests) -----
+SEED_COUNT = 38
+
+
+def new_records(tag: str, count: int) -> list[dict[str, object]]:
+    """`count` new papers: seed abstracts with a new id and a changed text."""
+    papers = read_papers(corpus_files())[:count]
+    return [{"id": f"{tag}:{number}", "title": f"{paper.title} ({tag})",
+             "abstract": f"{paper.abstract} Revisited in study {tag}."}
+            for number, paper in enumerate(papers)]
+
+
+def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def ids_on_disk(index: Path) -> set[str]:
+    directory = IndexDirectory(index)
+    store = PaperStore.open(directory.files_dir(directory.read_manifest()) / STORE_FILE)
+    try:
+        return {paper.id for _, paper in store.iter_papers()}
+    finally:
+        store.close()
+
+
+def run_embedsearch(*args: str | Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "embedsearch.cli", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def index_entries(index: Path) -> set[str]:
+    return {entry.name for entry in index.iterdir()}
+
+
+def assert_clean(index: Path) -> None:
+    """Nothing but the lock, the manifest and the current generation is left."""
+    generation = IndexDirectory(index).read_manifest().generation
+    assert index_entries(index) == {".lock", "manifest.json", f"g{generation:06d}"}
+
+
+@pytest.fixture
+def reader(seed_copy: Path) -> Iterator[SearchEngine]:
+    engine = SearchEngine.open(seed_copy)
+    yield engine
+    engine.close()

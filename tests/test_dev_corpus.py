@@ -13,8 +13,7 @@ from embedsearch import Filters, SearchEngine
 from embedsearch.encoding.calibrate import MIN_MEAN_COSINE
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.local import LocalView
-
-from .conftest import contents, dev_records, dev_vectors, needs_dev_data
+from tests.conftest import contents, dev_records, dev_vectors, needs_dev_data
 
 pytestmark = [needs_dev_data, pytest.mark.data, pytest.mark.slow]
 COUNT = 2000

@@ -19,8 +19,7 @@ from embedsearch import (
 )
 from embedsearch.encoding import Encoder
 from embedsearch.papers import embedding_text
-
-from .conftest import contents, snapshot
+from tests.conftest import contents, snapshot
 
 LORVP = "000_ae22c05437d8edef:1"  # the LoR-VP (low-rank visual prompting) abstract
 

@@ -10,8 +10,7 @@ import pytest
 
 from embedsearch import read_papers
 from embedsearch.evaluation import evaluate, self_supervised
-
-from .conftest import DEV_PAPERS, CliResult, model_copy, needs_dev_data
+from tests.conftest import DEV_PAPERS, CliResult, model_copy, needs_dev_data
 
 Cli = Callable[..., CliResult]
 

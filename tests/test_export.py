@@ -16,8 +16,7 @@ from embedsearch.export import citation_key, to_bibtex, to_csv, to_jsonl
 from embedsearch.papers import Paper
 from embedsearch.readers import read_papers
 from embedsearch.results import HIT_COLUMNS, hit_record
-
-from .conftest import CliResult
+from tests.conftest import CliResult
 
 Cli = Callable[..., CliResult]
 # Everything BibTeX and LaTeX treat specially, in every field that is written.

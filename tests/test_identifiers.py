@@ -4,7 +4,6 @@ in the store, used to match a bibliography to an index before titles, written ba
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from embedsearch import InputError, SearchEngine, read_papers
 from embedsearch.export import to_bibtex
 from embedsearch.identifiers import normalise_arxiv_id, normalise_doi
 from embedsearch.papers import Paper
-from embedsearch.storage.local.store import PaperStore
 
 
 @pytest.mark.parametrize(("text", "doi"), [
@@ -99,26 +97,3 @@ def test_bibtex_export_writes_them_back(tmp_path: Path) -> None:
     assert "archiveprefix = {arXiv}" in text
     again = read_papers([write(tmp_path / "back.bib", text)])[0]
     assert (again.doi, again.arxiv_id) == ("10.1000/xyz", "2401.01234")
-
-
-def test_a_store_written_before_identifiers_reads_and_grows(tmp_path: Path) -> None:
-    path = tmp_path / "papers.sqlite"
-    db = sqlite3.connect(path)
-    db.executescript("""
-        CREATE TABLE papers (key INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
-            title TEXT NOT NULL, title_derived INTEGER NOT NULL, abstract TEXT NOT NULL,
-            authors TEXT NOT NULL, keywords TEXT NOT NULL, venue TEXT NOT NULL,
-            year INTEGER, url TEXT NOT NULL, tldr TEXT NOT NULL, primary_area TEXT NOT NULL);
-        CREATE TABLE paper_keywords (key INTEGER NOT NULL, keyword TEXT NOT NULL);
-        INSERT INTO papers VALUES (1, 'old', 'Old', 0, 'x', '[]', '[]', '', NULL, '', '', '');
-    """)
-    db.commit()
-    db.close()
-    store = PaperStore.open(path)
-    assert store.papers([1])[1].doi == "" and store.keys_by_identifier("doi", ["a"]) == {}
-    store.close()
-    with PaperStore.transaction(path) as writable:  # a new generation's private copy
-        writable.insert([Paper(id="new", abstract="y", doi="10.1000/new")])
-    store = PaperStore.open(path)
-    assert store.keys_by_identifier("doi", ["10.1000/new"]) == {"10.1000/new": 2}
-    store.close()

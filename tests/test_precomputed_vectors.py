@@ -16,8 +16,7 @@ from embedsearch.encoding import Encoder
 from embedsearch.indexing import build_index
 from embedsearch.papers import embedding_text
 from embedsearch.storage.layout import IndexDirectory
-
-from .conftest import DEV_PAPERS, DEV_VECTORS, REPO, dev_records, needs_dev_data
+from tests.conftest import DEV_PAPERS, DEV_VECTORS, REPO, dev_records, needs_dev_data
 
 
 def test_given_vectors_index_like_encoded_ones(seed_files: list[Path], seed_engine: SearchEngine,

@@ -15,8 +15,7 @@ from embedsearch import IndexCorruptError, SearchEngine
 from embedsearch.mapping import attach_map
 from embedsearch.projection import MAP_FILE, UMAP_MIN_PAPERS, compute_map, load_map
 from embedsearch.storage.layout import IndexDirectory
-
-from .conftest import CliResult, contents, dev_records, dev_vectors, needs_dev_data, snapshot
+from tests.conftest import CliResult, contents, dev_records, dev_vectors, needs_dev_data, snapshot
 
 DATA_FILES = ("keys.npy", "papers.sqlite", "vectors.faiss")
 

@@ -115,13 +115,8 @@ class VectorIndex(ABC):
                 scores[short], keys[short] = self._exact(queries[short], k, allowed, exclude)
         return scores, keys
 
-    def _exact(
-        self,
-        queries: NDArray[np.float32],
-        k: int,
-        allowed: NDArray[np.int64] | None,
-        exclude: NDArray[np.int64] | None,
-    ) -> Ranked:
+    def _exact(self, queries: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None,
+               exclude: NDArray[np.int64] | None) -> Ranked:
         keys = self.keys() if allowed is None else allowed
         if exclude is not None and len(exclude):
             keys = np.setdiff1d(keys, exclude)

@@ -1,0 +1,184 @@
+"""Encoder backends against the torch reference, the automatic choice, the embedding cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedsearch import IndexIncompatibleError, SearchEngine, read_papers
+from embedsearch.encoding import EmbeddingCache, Encoder, default_cache_dir
+from embedsearch.encoding.calibrate import pick_backend
+from embedsearch.encoding.exported import ExportedBackend
+from embedsearch.encoding.torch_backend import TorchBackend
+from embedsearch.papers import embedding_text
+from tests.conftest import REPO, contents, dev_records, dev_vectors, model_copy, needs_dev_data
+
+EXPORTED = ["onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8"]
+# Agreement each backend must keep with torch float32, as cosine of the same text's vectors.
+MEAN_COSINE = {"onnx": 0.9999, "openvino": 0.9999, "openvino-bf16": 0.999, "onnx-int8": 0.99,
+               "openvino-int8": 0.99}
+
+
+@pytest.fixture(scope="module")
+def seed_texts(seed_files: list[Path]) -> list[str]:
+    return [embedding_text(paper) for paper in read_papers(seed_files)]
+
+
+@pytest.fixture(scope="module")
+def reference(seed_texts: list[str]) -> np.ndarray:
+    return Encoder(backend="torch", cache=False).encode_documents(seed_texts)
+
+
+@pytest.mark.parametrize("backend", EXPORTED)
+def test_backends_agree_with_torch(backend: str, seed_texts: list[str],
+                                   reference: np.ndarray) -> None:
+    vectors = Encoder(backend=backend, cache=False).encode_documents(seed_texts)
+    assert vectors.shape == reference.shape and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(vectors * reference, axis=1)
+    assert cosines.mean() >= MEAN_COSINE[backend] and cosines.min() >= 0.97
+
+
+@needs_dev_data
+@pytest.mark.data
+@pytest.mark.parametrize("backend", ["torch", *EXPORTED])
+def test_backends_agree_with_the_reference_embeddings(backend: str) -> None:
+    # The dev folder's vectors are torch float32 (stored as float16) of title. abstract.
+    records = dev_records(96)
+    texts = [f"{r['title']}. {r['abstract']}" for r in records]
+    vectors = Encoder(backend=backend, cache=False).encode_documents(texts)
+    cosines = np.sum(vectors * dev_vectors(96), axis=1)
+    assert cosines.mean() >= min(MEAN_COSINE.get(backend, 0.9999), 0.999) - 0.0005
+    assert cosines.min() >= 0.97
+
+
+def test_the_command_line_offers_every_registered_backend() -> None:
+    from embedsearch.cli.parser import BACKEND_CHOICES
+    from embedsearch.encoding import backend_names
+
+    assert set(BACKEND_CHOICES) == {*backend_names(), "auto"}
+
+
+def test_queries_and_batches_give_the_same_vectors(seed_texts: list[str]) -> None:
+    encoder = Encoder(cache=False)
+    batch = encoder.encode_documents(seed_texts[:8])
+    one_by_one = np.concatenate([encoder.encode_queries([text]) for text in seed_texts[:8]])
+    assert np.allclose(batch, one_by_one, atol=2e-3)  # padding changes bf16 rounding only
+
+
+def test_auto_picks_an_agreeing_backend_and_records_why() -> None:
+    encoder = Encoder()
+    verdicts = json.loads((default_cache_dir() / "backends.json").read_text())
+    (verdict,) = [v for v in verdicts.values() if v["model"] == encoder.spec.name]
+    chosen = verdict["measured"][encoder.backend]
+    assert verdict["choice"] == encoder.backend != "auto"
+    assert chosen["agrees"] and chosen["mean_cosine"] >= 0.99
+    assert pick_backend(verdict["measured"]) == encoder.backend
+
+
+def test_auto_prefers_fidelity_only_between_equally_fast_backends() -> None:
+    def measured(**speeds: tuple[float, float, bool]) -> dict[str, dict[str, object]]:
+        return {name: {"per_second": speed, "mean_cosine": cosine, "agrees": agrees}
+                for name, (speed, cosine, agrees) in speeds.items()}
+
+    tie = measured(torch=(20.0, 1.0, True), fast=(50.0, 0.994, True), exact=(47.0, 0.9999, True))
+    assert pick_backend(tie) == "exact"
+    clear = measured(torch=(20.0, 1.0, True), fast=(60.0, 0.994, True), exact=(47.0, 0.9999, True))
+    assert pick_backend(clear) == "fast"
+    wrong = measured(torch=(20.0, 1.0, True), fast=(90.0, 0.95, False))
+    assert pick_backend(wrong) == "torch"
+
+
+def test_index_records_the_concrete_backend_and_refuses_another(seed_index: Path) -> None:
+    manifest = json.loads((seed_index / "manifest.json").read_text())
+    built = manifest["model"]["backend"]
+    assert built in EXPORTED + ["torch"]
+    other = "torch" if built != "torch" else "onnx"
+    with pytest.raises(IndexIncompatibleError, match=f"on backend {other}"):
+        SearchEngine.open(seed_index, backend=other)
+
+
+def test_cache_hits_misses_and_model_change(tmp_path: Path, seed_texts: list[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    encoder = Encoder(backend="torch", cache_dir=tmp_path)
+    calls: list[int] = []
+    real = encoder.runtime.encode_batch
+    monkeypatch.setattr(encoder.runtime, "encode_batch",
+                        lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
+    first = encoder.encode_documents(seed_texts[:10])
+    assert sum(calls) == 10
+    again = encoder.encode_documents(seed_texts[:12])  # 10 hits, 2 misses
+    assert sum(calls) == 12 and np.array_equal(again[:10], first)
+    assert EmbeddingCache(tmp_path).stats().vectors == 12
+    # A different model (here: the bundled one reading 128 tokens) shares nothing.
+    other_model = model_copy(tmp_path / "model", sentence_bert_config={"max_seq_length": 128})
+    other = Encoder(other_model, backend="torch", cache_dir=tmp_path)
+    assert other.spec.fingerprint != encoder.spec.fingerprint
+    assert other.embedding_cache().get(other.cache_namespace(), seed_texts[:10], other.dim) == {}
+    # So does another backend of the same model.
+    onnx = Encoder(backend="onnx", cache_dir=tmp_path).cache_namespace()
+    assert onnx != encoder.cache_namespace()
+    assert EmbeddingCache(tmp_path).get(onnx, seed_texts[:10], 384) == {}
+
+
+def test_cache_is_bounded_least_recently_used_first(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path, max_bytes=10**9)
+    rng = np.random.default_rng(0)
+    for batch in range(4):
+        texts = [f"batch {batch} text {i}" for i in range(500)]
+        cache.put("ns", texts, rng.standard_normal((500, 384)).astype(np.float32))
+    assert cache.stats().vectors == 2000
+    cache.get("ns", [f"batch 0 text {i}" for i in range(500)], 384)  # batch 0 used again
+    removed = cache.prune(cache.stats().bytes // 2)
+    assert removed >= 900 and cache.stats().bytes <= 10**9
+    kept = cache.get("ns", [f"batch 0 text {i}" for i in range(500)], 384)
+    assert len(kept) == 500  # recently used survives; the oldest (batch 1) went first
+    assert cache.get("ns", ["batch 1 text 0"], 384) == {}
+
+
+def test_cache_survives_an_interrupted_write(tmp_path: Path) -> None:
+    script = f"""
+import os, signal, numpy as np
+from embedsearch.encoding.cache import EmbeddingCache
+cache = EmbeddingCache({str(tmp_path)!r})
+cache.put("ns", ["kept"], np.ones((1, 4), np.float32))
+cache._db.execute("BEGIN")
+cache._db.executemany("INSERT INTO vectors VALUES (?, ?, ?, 0)",
+                      [(os.urandom(20), os.urandom(16), os.urandom(8)) for _ in range(10000)])
+os.kill(os.getpid(), signal.SIGKILL)  # dies inside the transaction
+"""
+    result = subprocess.run([sys.executable, "-c", script],
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == -9
+    cache = EmbeddingCache(tmp_path)
+    assert cache.integrity() == "ok"
+    assert cache.stats().vectors == 1
+    assert np.array_equal(cache.get("ns", ["kept"], 4)[0], np.ones(4, np.float32))
+
+
+def _counting(method: Callable[..., np.ndarray], calls: list[int]) -> Callable[..., np.ndarray]:
+    def counted(self: object, texts: list[str], **options: str) -> np.ndarray:
+        calls.append(len(texts))
+        return method(self, texts, **options)
+
+    return counted
+
+
+def test_rebuild_and_add_reuse_cached_vectors(tmp_path: Path, seed_files: list[Path],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    first = SearchEngine.build_from_files(tmp_path / "a", seed_files)
+    calls: list[int] = []
+    for cls in (TorchBackend, ExportedBackend):  # every backend encodes through one of these
+        monkeypatch.setattr(cls, "encode_batch", _counting(cls.encode_batch, calls))
+    second = SearchEngine.build_from_files(tmp_path / "b", seed_files)
+    assert np.array_equal(contents(first)[1], contents(second)[1])
+    assert calls == []  # every vector came from the cache
+    added = second.add([{"id": "n", "abstract": "A new abstract about sparse attention."}])
+    assert added == 1 and calls == [1]  # only the new paper is encoded

@@ -1,0 +1,347 @@
+"""The page as a researcher's workbench, in headless Chromium (Debian's): the reading list
+(star, dismiss, Library, Recommended, named lists, import and export), typeset math and
+emphasis, abstracts that cannot inject markup, and the year/venue facets."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import expect  # noqa: E402
+
+from embedsearch import SearchEngine  # noqa: E402
+from embedsearch.export import citation_key  # noqa: E402
+from embedsearch.readers import read_papers  # noqa: E402
+from embedsearch.server import create_app  # noqa: E402
+from tests.server.test_live_server import CHROMIUM, CHROMIUM_FLAGS, LiveServer  # noqa: E402
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium at "
+                       "/usr/bin/chromium (apt-get install chromium)"),
+]
+
+# Papers beside the 38 ICLR 2025 seeds: other venues and years for the facets, LaTeX and
+# emphasis to typeset, and an abstract that tries to inject markup.
+EXTRA = [
+    {"id": "test:latex", "venue": "NeurIPS", "year": 2023,
+     "title": r"Visual prompts in $\mathcal{O}(n \log n)$ time",
+     "abstract": r"We learn **low-rank** visual prompts whose cost grows as $O(n \log n)$ "
+                 r"in the number of patches $n$, and *prove* the bound $$\sum_{i=1}^{n} "
+                 r"\frac{1}{i^2} < 2$$ for visual prompting of pre-trained image models."},
+    {"id": "test:xss", "venue": "NeurIPS", "year": 2023,
+     "title": "Prompting <img src=x onerror=window.__pwned=1> visual models",
+     "abstract": "Visual prompting adapts image models. <img src=x onerror=\"window.__pwned=1\">"
+                 "<script>window.__pwned=2</script><b>bold?</b> Prompts are padded pixels."},
+    {"id": "test:neurips2024", "venue": "NeurIPS", "year": 2024,
+     "title": "Visual prompting with learned pixel patches",
+     "abstract": "Visual prompting learns pixel patches added to images so that a frozen "
+                 "pre-trained model solves a new task with few trainable parameters."},
+]
+QUERY = "visual prompting for pre-trained image models"
+WAIT_MS = 30_000
+EXPECTED_404 = ("/not-a-paper", "/similar")  # an id made up; POST /similar refused
+
+
+@pytest.fixture(scope="module")
+def site(seed_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    target = tmp_path_factory.mktemp("workbench") / "index"
+    shutil.copytree(seed_index, target)
+    engine = SearchEngine.open(target)
+    engine.add(EXTRA)
+    try:
+        with LiveServer(create_app(engine, compute_map=False)) as url:
+            yield url
+    finally:
+        engine.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                              args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, site: str) -> Iterator[Any]:
+    """A page in a fresh browser context (empty localStorage); fails on any page error,
+    console error or failed request (a font or script that did not load)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                  permissions=["clipboard-read", "clipboard-write"])
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
+    # Every answer but the 404s the tests make on purpose: no asset is missing.
+    tab.on("response", lambda response: errors.append(f"{response.status}: {response.url}")
+           if response.status >= 400 and not response.url.endswith(EXPECTED_404) else None)
+    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error"
+           and not msg.text.startswith("Failed to load resource") else None)
+    tab.goto(f"{site}/")
+    yield tab
+    context.close()
+    assert not errors, errors
+
+
+def shot(page: Any, name: str) -> None:
+    folder = Path(os.environ.get("EMBEDSEARCH_SCREENSHOTS", "/tmp"))
+    page.screenshot(path=str(folder / f"page-{name}.png"), full_page=True)
+
+
+def search(page: Any, query: str) -> None:
+    page.goto(page.url.split("#")[0] + f"#/search?q={query.replace(' ', '+')}")
+    wait_status(page, "closest")
+
+
+def result_ids(page: Any) -> list[str]:
+    # The shown list, not the library's folded-away dismissed papers.
+    return list(page.eval_on_selector_all(":not(details) > ol.results > .result",
+                                          "els => els.map(e => e.dataset.id)"))
+
+
+def wait_status(page: Any, text: str) -> None:
+    # Locator assertions, not wait_for_function: the page's CSP forbids the eval that
+    # a string predicate needs.
+    expect(page.locator("#status")).to_contain_text(text, timeout=WAIT_MS)
+
+
+def downloaded(page: Any, selector: str) -> str:
+    with page.expect_download() as info:
+        page.click(selector)
+    return Path(info.value.path()).read_text(encoding="utf-8")
+
+
+def test_reading_list_from_star_to_recommendations_and_back_out(page: Any,
+                                                               tmp_path: Path) -> None:
+    search(page, QUERY)
+    first, second = result_ids(page)[:2]
+    page.locator(".result").first.locator("button.star").click()
+    assert page.locator(".result").first.locator("button.star").get_attribute(
+        "aria-pressed") == "true"
+    page.click("#tab-library")
+    wait_status(page, "1 starred papers")
+    assert result_ids(page) == [first]
+
+    page.click("#tab-recommended")
+    wait_status(page, "papers like the 1 starred")
+    recommended = result_ids(page)
+    assert recommended and first not in recommended
+    assert page.locator(".result .note").count() == 0  # ranked by POST /similar, at once
+    shot(page, "recommended")
+    # Starring a recommended paper refreshes the list: it leaves, the others re-rank.
+    liked = recommended[0]
+    page.locator(".result").first.locator("button.star").click()
+    wait_status(page, "papers like the 2 starred")
+    after_star = result_ids(page)
+    assert liked not in after_star and first not in after_star
+    # Dismissing one takes it out, and the ranking turns away from it.
+    dismissed = after_star[0]
+    page.locator(".result").first.locator("button.dismiss").click()
+    wait_status(page, "unlike the 1 dismissed")
+    after_dismiss = result_ids(page)
+    assert dismissed not in after_dismiss and after_dismiss != after_star
+
+    page.click("#tab-library")
+    wait_status(page, "2 starred papers")
+    assert result_ids(page) == [liked, first]  # newest first
+    ids_file = downloaded(page, ".download-ids")
+    lines = [line for line in ids_file.splitlines() if line and not line.startswith("#")]
+    assert lines == [liked, first]
+    assert ids_file.startswith("# Reading list")
+    bibtex = downloaded(page, ".download-bibtex")
+    assert bibtex.count("@inproceedings{") == 2
+    assert re.search(r"@inproceedings\{" + re.escape(first) + ",\n  title = ", bibtex)
+    # The command line's BibTeX reader gives the same papers back, ids and all.
+    (tmp_path / "library.bib").write_text(bibtex, encoding="utf-8")
+    back = read_papers([tmp_path / "library.bib"])
+    assert [paper.id for paper in back] == [liked, first]
+    assert all(paper.title and paper.abstract and paper.venue for paper in back)
+    page.click(".copy-bibtex")
+    expect(page.locator(".export-note")).to_contain_text("Copied 2", timeout=WAIT_MS)
+    assert page.evaluate("navigator.clipboard.readText()") == bibtex
+    assert page.locator(".dismissed-list summary").inner_text() == "Dismissed (1)"
+    shot(page, "library")
+
+    # The library outlives a reload; lists are created, switched, renamed and deleted.
+    page.reload()
+    wait_status(page, "2 starred papers")
+    page.fill("#list-name", "Later")
+    page.click("#list-new")
+    wait_status(page, "0 starred papers in “Later”")
+    page.select_option("#list-pick", "Reading list")
+    wait_status(page, "2 starred papers in “Reading list”")
+    page.fill("#list-name", "Prompting")
+    page.click("#list-rename")
+    wait_status(page, "in “Prompting”")
+    assert page.eval_on_selector_all("#list-pick option", "os => os.map(o => o.value)") == [
+        "Prompting", "Later"]
+    page.select_option("#list-pick", "Later")
+    wait_status(page, "in “Later”")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#list-delete")
+    wait_status(page, "2 starred papers in “Prompting”")
+
+    # Import: the ids file format, comments and blank lines skipped, unknown ids named.
+    page.set_input_files("#list-import", files=[{
+        "name": "shared.txt", "mimeType": "text/plain",
+        "buffer": f"# from a colleague\n\n{second}\nnot-a-paper\n".encode()}])
+    wait_status(page, "Imported 2 ids into “shared”; 1 of them are not in this index")
+    expect(page.locator(".results .result")).to_have_count(2, timeout=WAIT_MS)
+    assert result_ids(page) == [second, "not-a-paper"]
+
+
+def test_importing_a_bibliography_keeps_what_the_index_lacks_for_recommended(
+        page: Any) -> None:
+    # A researcher's own .bib: one entry the index holds (another key, the same title),
+    # one outside it with an abstract, one known by its title alone, one broken.
+    bib = (r"@inproceedings{mine1, title={Visual prompting with learned pixel patches}}"
+           "\n@article{mine2, title={Prompt tuning for vision transformers},\n"
+           "  abstract={We tune a few prompt tokens of a frozen vision transformer.}}\n"
+           "@article{mine3, title={Offline reinforcement learning from human preferences}}\n"
+           "@article{broken, title={never closed,\n")
+    page.click("#tab-library")
+    wait_status(page, "starred papers")
+    page.set_input_files("#list-import", files=[{
+        "name": "thesis.bib", "mimeType": "text/plain", "buffer": bib.encode()}])
+    wait_status(page, "Imported 3 entries into “thesis”: 1 in this index, 2 from outside it "
+                      "(1 known by title alone), used for Recommended; 1 skipped.")
+    expect(page.locator(".results .result")).to_have_count(1, timeout=WAIT_MS)
+    assert result_ids(page) == ["test:neurips2024"]
+    outside = page.eval_on_selector_all(".outside-list li", "els => els.map(e => e.textContent)")
+    assert outside == ["Prompt tuning for vision transformers",
+                       "Offline reinforcement learning from human preferences"]
+    page.click("#tab-recommended")
+    wait_status(page, "papers like the 1 starred and 2 from your bibliography in “thesis”")
+    shown = result_ids(page)
+    assert shown and "test:neurips2024" not in shown
+    shot(page, "recommended-from-bibliography")
+
+
+def test_recommended_without_post_similar_merges_one_query_per_paper(page: Any) -> None:
+    # A server from before POST /similar answers it 404: the page asks GET
+    # /papers/{id}/similar for each starred paper and merges the lists by best score.
+    page.route(re.compile(r"/similar$"), lambda route: route.fulfill(
+        status=404, json={"detail": "Not Found"}))
+    search(page, QUERY)
+    starred = result_ids(page)[:2]
+    page.keyboard.press("Escape")  # out of the search box: keys act on the results
+    for key in "jfjf":  # j: next result, f: star it
+        page.keyboard.press(key)
+    assert page.locator("button.star[aria-pressed=true]").count() == 2
+    page.click("#tab-recommended")
+    wait_status(page, "papers like the 2 starred")
+    shown = result_ids(page)
+    assert shown and not set(shown) & set(starred)
+    notes = page.locator(".result .note").all_inner_texts()
+    assert len(notes) == len(shown) and all(note.startswith("like: ") for note in notes)
+
+
+def test_citation_keys_are_the_command_lines(page: Any) -> None:
+    ids = ["aaai2022:00444", "000_ae22c05437d8edef:1", "a b{c}", "päper/ид 🚀", "__x__", "{}",
+           "x" * 300]
+    assert page.evaluate("ids => ids.map(ES.exporter.citeKey)", ids) == [
+        citation_key(paper_id) for paper_id in ids]
+
+
+def test_math_and_emphasis_typeset_and_abstracts_cannot_inject(page: Any) -> None:
+    page.goto(page.url.split("#")[0] + "#/paper/test%3Alatex")
+    page.wait_for_selector(".abstract .katex")
+    assert page.locator("h1.page-title .katex").count() == 1
+    assert page.locator(".abstract .katex").count() == 3  # two inline, one display
+    assert page.locator(".abstract .katex-display").count() == 1
+    assert page.locator(".abstract strong").inner_text() == "low-rank"
+    assert page.locator(".abstract em").inner_text() == "prove"
+    # The fonts came from this server (the fixture fails on any failed request).
+    assert page.evaluate("document.fonts.check('16px KaTeX_Main')")
+    shot(page, "paper-math")
+
+    # The seed paper's "$6\\times$" and "**Lo**w-**R**ank": the evidence words are still
+    # marked (outside the math), and its page sets the bold letters of its acronym.
+    search(page, "low-rank visual prompting faster training")
+    assert page.locator(".results .katex").count() > 0
+    assert page.locator(".results .evidence mark").count() > 0
+    page.locator(".result a.title", has_text="Visual prompting has gained").click()
+    page.wait_for_selector(".abstract .katex")
+    assert page.locator(".abstract strong").all_inner_texts() == ["Lo", "R", "V", "P"]
+    assert page.locator(".abstract .katex").count() == 2  # $6\\times$ and $18\\times$
+    assert "**" not in page.locator(".abstract").inner_text()
+
+    for path in ("#/paper/test%3Axss", f"#/search?q={QUERY.replace(' ', '+')}"):
+        page.goto(page.url.split("#")[0] + path)
+        page.wait_for_selector(".result, .abstract")
+        page.wait_for_timeout(300)  # an injected onerror would have run by now
+        assert page.locator("#view img, #view script, #view b").count() == 0
+        assert page.evaluate("window.__pwned") is None
+    page.goto(page.url.split("#")[0] + "#/paper/test%3Axss")
+    page.wait_for_selector(".abstract")
+    assert '<img src=x onerror="window.__pwned=1">' in page.locator(".abstract").inner_text()
+
+
+def bar_point(page: Any, field: str, name: str) -> tuple[float, float]:
+    """Where on the screen the facet's bar for `name` is (the middle of the bar)."""
+    return tuple(page.evaluate("""([field, name]) => {
+        const box = document.getElementById('facet-' + field);
+        const chart = echarts.getInstanceByDom(box);
+        const option = chart.getOption();
+        const horizontal = field === 'venue';
+        const names = (horizontal ? option.yAxis : option.xAxis)[0].data;
+        const i = names.indexOf(name);
+        const count = option.series[0].data[i];
+        const [x, y] = chart.convertToPixel({ seriesIndex: 0 },
+            horizontal ? [count / 2, i] : [i, count / 2]);
+        const rect = box.getBoundingClientRect();
+        return [rect.left + x, rect.top + y];
+    }""", [field, name]))
+
+
+def facet_counts(page: Any, field: str) -> dict[str, int]:
+    return dict(page.evaluate("""(field) => {
+        const option = echarts.getInstanceByDom(document.getElementById('facet-' + field))
+            .getOption();
+        const names = (field === 'venue' ? option.yAxis : option.xAxis)[0].data;
+        return names.map((n, i) => [n, option.series[0].data[i]]);
+    }""", field))
+
+
+def test_facets_count_the_results_and_a_click_filters(page: Any) -> None:
+    search(page, QUERY)
+    page.wait_for_selector("#facet-venue canvas")
+    metas = page.eval_on_selector_all(".result .meta", "els => els.map(e => e.innerText)")
+    venues = facet_counts(page, "venue")
+    assert venues == {"ICLR": sum("ICLR 2025" in m for m in metas),
+                      "NeurIPS": sum("NeurIPS" in m for m in metas)}
+    assert venues["NeurIPS"] == 3
+    assert facet_counts(page, "year") == {"2023": 2, "2024": 1, "2025": len(metas) - 3}
+    shot(page, "facets")
+
+    page.mouse.click(*bar_point(page, "venue", "NeurIPS"))
+    page.wait_for_url(re.compile("venue=NeurIPS"))
+    wait_status(page, "3 papers closest")
+    assert all("NeurIPS" in m for m in page.eval_on_selector_all(
+        ".result .meta", "els => els.map(e => e.innerText)"))
+    assert page.input_value("#venue") == "NeurIPS"
+    page.mouse.click(*bar_point(page, "year", "2023"))
+    wait_status(page, "2 papers closest")
+    assert page.input_value("#year") == "2023"
+    assert sorted(result_ids(page)) == ["test:latex", "test:xss"]
+    # Each filter comes off from its facet's heading.
+    page.click("#view .facet-clear >> nth=0")
+    wait_status(page, "3 papers closest")
+    assert page.input_value("#year") == ""
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    search(page, QUERY)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    shot(page, "phone")

@@ -1,0 +1,72 @@
+"""The shape of the house, held by the suite: no module touches another's private names,
+no module is over 400 lines, and no two modules import each other in a circle."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "embedsearch"
+MAX_LINES = 400
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """The embedsearch modules `path` imports, at any depth of its code (a lazy import
+    inside a function is a dependency too)."""
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.startswith("embedsearch")}
+
+
+def test_no_module_touches_another_modules_private_names() -> None:
+    done = subprocess.run([sys.executable, "scripts/check_private_names.py", "embedsearch",
+                           "scripts", "tests"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {str(path.relative_to(REPO)): lines for path in PACKAGE.rglob("*.py")
+            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_no_two_modules_import_each_other_in_a_circle() -> None:
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {name: {imported for imported in _imports(path) if imported in modules
+                    and imported != name and not name.startswith(imported + ".")}
+             for name, path in modules.items()}
+    # A package's face (__init__) hands its modules' names on; an import of a module's
+    # own package is not a circle through that module.
+    circles = []
+    for start in graph:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start and len(trail) > 1 and not any(
+                        other.startswith(start + ".") or start.startswith(other + ".")
+                        for other in trail[1:]):
+                    circles.append(" -> ".join([*trail, start]))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*trail, nxt]))
+    assert circles == []

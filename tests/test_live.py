@@ -1,0 +1,126 @@
+"""An open index follows its writers: several processes add at once while readers
+search, a server sees another process's add, a reader keeps its generation until it
+moves on. Real writers (the bundled model, real files, real child processes) on a copy
+of the seed index."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from embedsearch import SearchEngine
+from embedsearch.storage.layout import IndexDirectory
+from tests.conftest import (
+    SEED_COUNT,
+    assert_clean,
+    ids_on_disk,
+    index_entries,
+    new_records,
+    run_embedsearch,
+    write_jsonl,
+)
+
+
+# -- several writers, and readers that follow them -------------------------------------------
+def test_two_concurrent_adds_both_land_while_a_reader_searches(
+        seed_copy: Path, reader: SearchEngine, tmp_path: Path) -> None:
+    first, second = new_records("a", 10), new_records("b", 10)
+    errors: list[BaseException] = []
+    counts: list[int] = []
+    stop = threading.Event()
+
+    def search_meanwhile() -> None:
+        while not stop.is_set():
+            try:
+                hits = reader.search("parameter-efficient fine-tuning", k=5)
+                assert len(hits) == 5
+                counts.append(len(reader))
+            except BaseException as exc:  # noqa: BLE001 - any failure is the finding
+                errors.append(exc)
+                return
+
+    thread = threading.Thread(target=search_meanwhile)
+    thread.start()
+    writers = [run_embedsearch("add", write_jsonl(tmp_path / f"{tag}.jsonl", records),
+                            "--index", seed_copy, "-q")
+               for tag, records in (("a", first), ("b", second))]
+    outcomes = [writer.communicate(timeout=300) for writer in writers]
+    time.sleep(0.2)
+    stop.set()
+    thread.join()
+    assert [writer.returncode for writer in writers] == [0, 0], outcomes
+    assert errors == []
+    assert counts == sorted(counts) and set(counts) <= {38, 48, 58}
+    assert len(reader) == SEED_COUNT + 20
+    expected = {str(r["id"]) for r in first + second}
+    assert expected <= ids_on_disk(seed_copy) and len(ids_on_disk(seed_copy)) == 58
+
+
+def test_a_server_sees_another_process_add_without_a_restart(
+        seed_copy: Path, reader: SearchEngine, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from embedsearch.server import create_app
+
+    client = TestClient(create_app(reader, compute_map=False), base_url="http://localhost")
+    assert client.get("/health").json()["papers"] == SEED_COUNT
+    writer = run_embedsearch("add", write_jsonl(tmp_path / "new.jsonl", new_records("cron", 5)),
+                          "--index", seed_copy, "-q")
+    assert writer.wait(timeout=300) == 0
+    published = time.monotonic()
+    while client.get("/health").json()["papers"] != SEED_COUNT + 5:
+        assert time.monotonic() - published < 2.0, "the server did not follow within 2 s"
+        time.sleep(0.05)
+    assert client.get("/papers/cron:0").status_code == 200
+
+
+def test_a_reader_keeps_its_generation_until_it_moves_on(
+        seed_copy: Path, reader: SearchEngine) -> None:
+    old = IndexDirectory(seed_copy).files_dir(IndexDirectory(seed_copy).read_manifest())
+    with SearchEngine.open(seed_copy) as writer:
+        writer.add(new_records("x", 3))
+        writer.add(new_records("y", 3))
+        # `reader` has not been called since: its generation stays, the one between goes.
+        assert old.is_dir()
+        assert index_entries(seed_copy) == {".lock", "manifest.json", old.name, "g000003"}
+        assert len(reader.search("diffusion models", k=3)) == 3  # moves on to generation 3
+        assert len(reader) == SEED_COUNT + 6
+        assert not old.exists()
+    assert_clean(seed_copy)
+
+
+def test_an_add_skips_papers_another_process_added_meanwhile(
+        seed_copy: Path, reader: SearchEngine) -> None:
+    records = new_records("twice", 4)
+    with SearchEngine.open(seed_copy) as other:
+        assert other.add(records[:2]) == 2
+    assert reader.add(records) == 2  # the engine had not seen the other add yet
+    assert len(reader) == SEED_COUNT + 4
+
+
+def test_queries_go_on_while_a_write_publishes(
+        seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from embedsearch.storage import layout
+
+    checksum = layout.sha256_file
+    publishing = threading.Event()
+
+    def slow_checksum(path: Path) -> str:  # a publish as slow as at 80k papers
+        publishing.set()
+        time.sleep(0.3)
+        return checksum(path)
+
+    monkeypatch.setattr(layout, "sha256_file", slow_checksum)
+    reader.search("warm up", k=1)
+    writer = threading.Thread(target=reader.add, args=(new_records("slow", 3),))
+    writer.start()
+    assert publishing.wait(60)
+    started = time.monotonic()
+    assert len(reader.search("graph neural networks", k=3)) == 3
+    assert time.monotonic() - started < 0.5, "a query waited for the publish"
+    assert len(reader) == SEED_COUNT  # still the served generation
+    writer.join()
+    assert len(reader) == SEED_COUNT + 3
