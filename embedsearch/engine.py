@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .bundled import DEFAULT_INDEX, corpus_files
+from .checking import DRIFT_SAMPLE, CheckReport, check_index
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
 from .errors import PaperNotFoundError, QueryError
 from .examples import like_keys, like_papers, match_keys, pull_towards
@@ -40,6 +41,7 @@ from .readers.records import papers_from_records
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query
 from .storage import Target, View
+from .storage.backup import backup_index
 from .storage.layout import DEFAULT_WAIT, IndexDirectory
 
 __all__ = ["SearchEngine"]
@@ -50,9 +52,8 @@ class SearchEngine:
 
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
                  backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                 cache: bool = True, verify: bool = True,
-                 secrets: Mapping[str, str] | None = None,
-                 query_prompt: str | None = None) -> None:
+                 cache: bool = True, verify: bool = True, query_prompt: str | None = None,
+                 secrets: Mapping[str, str] | None = None) -> None:
         self._directory = directory
         self._requested = (model, backend, query_prompt)
         self._cache_dir = cache_dir
@@ -67,9 +68,8 @@ class SearchEngine:
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, model: str | None = None,
              backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-             cache: bool = True, verify: bool = True,
-             secrets: Mapping[str, str] | None = None,
-             query_prompt: str | None = None) -> SearchEngine:
+             cache: bool = True, verify: bool = True, query_prompt: str | None = None,
+             secrets: Mapping[str, str] | None = None) -> SearchEngine:
         """Open the index at `path`, checking its files (sha256 unless `verify=False`).
 
         `model`, `backend` and `query_prompt` name the query encoder; by default the ones
@@ -85,32 +85,19 @@ class SearchEngine:
                    query_prompt=query_prompt)
 
     @classmethod
-    def build(
-        cls,
-        out: str | os.PathLike[str],
-        papers: Iterable[Paper | Mapping[str, Any]],
-        *,
-        model: str | None = None,
-        index_type: str = "auto",
-        index_params: dict[str, Any] | None = None,
-        fields: Sequence[str] = DEFAULT_FIELDS,
-        lexical_fields: Sequence[str] = DEFAULT_LEXICAL_FIELDS,
-        exact_max: int | None = None,
-        memory_budget: int | None = None,
-        overwrite: bool = False,
-        progress: bool = False,
-        backend: str = DEFAULT_BACKEND,
-        batch_size: int | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-        cache: bool = True,
-        vectors: np.ndarray | None = None,
-        wait: float | None = DEFAULT_WAIT,
-        executor: Executor | None = None,
-        storage: Target | None = None,
-        query_prompt: str | None = None,
-        document_prompt: str | None = None,
-        allow_title_only: bool = False,
-    ) -> SearchEngine:
+    def build(cls, out: str | os.PathLike[str], papers: Iterable[Paper | Mapping[str, Any]], *,
+              model: str | None = None, index_type: str = "auto",
+              index_params: dict[str, Any] | None = None,
+              fields: Sequence[str] = DEFAULT_FIELDS,
+              lexical_fields: Sequence[str] = DEFAULT_LEXICAL_FIELDS,
+              exact_max: int | None = None, memory_budget: int | None = None,
+              overwrite: bool = False, progress: bool = False,
+              backend: str = DEFAULT_BACKEND, batch_size: int | None = None,
+              cache_dir: str | os.PathLike[str] | None = None, cache: bool = True,
+              vectors: np.ndarray | None = None, wait: float | None = DEFAULT_WAIT,
+              executor: Executor | None = None, storage: Target | None = None,
+              query_prompt: str | None = None, document_prompt: str | None = None,
+              allow_title_only: bool = False) -> SearchEngine:
         """Encode `papers` (Paper objects or mappings with at least an abstract) into a
         new index at `out`.
 
@@ -169,10 +156,8 @@ class SearchEngine:
 
     def refresh(self) -> bool:
         """Switch to a newer generation if another process published one; True if it did.
-
-        Every call of the engine does this first; it costs one stat when nothing changed.
-        Files of a new generation are checked by size (their writer checksummed them).
-        """
+        Every call of the engine does this first: one stat when nothing changed. Files of
+        a new generation are checked by size (their writer checksummed them)."""
         return self._live.refresh()
 
     def close(self) -> None:
@@ -350,6 +335,22 @@ class SearchEngine:
         with self._live.lock:
             papers = self._live.view.papers(corpus_map.keys)
         return [papers[int(key)] for key in corpus_map.keys]
+
+    # -- operating it ----------------------------------------------------------------------
+    def check(self, *, deep: bool = False, sample: int = DRIFT_SAMPLE, repair: bool = False,
+              wait: float | None = DEFAULT_WAIT) -> CheckReport:
+        """Whether the index is whole (`checking`): every file's checksum, its parts
+        agreeing on its papers, nothing left by a dead writer. `deep` also re-encodes
+        `sample` stored papers (0: all) with the model and runtime installed now and
+        reports their drift; `repair` fixes what it can through the writers' lock."""
+        return check_index(self._directory, self.snapshot,
+                           lambda update: self._live.write(update, wait=wait), deep=deep,
+                           sample=sample, repair=repair, wait=wait, cache_dir=self._cache_dir)
+
+    def backup(self, dest: str | os.PathLike[str]) -> IndexInfo:
+        """A verified copy of the current generation in the new folder `dest`, an index
+        that opens as it is; taken under a reader's lease, so writes go on meanwhile."""
+        return describe(IndexDirectory(dest), backup_index(self._directory.path, dest))
 
     # -- writing ---------------------------------------------------------------------------
     def add(self, papers: Iterable[Paper | Mapping[str, Any]], *,

@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _log_to_stderr(quiet=args.quiet)
     try:
-        args.run(args)
+        status = args.run(args)
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except KeyboardInterrupt:
@@ -98,4 +98,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"embedsearch: unexpected error: {type(exc).__name__}: {exc} (rerun with "
                   "--debug to see where)", file=sys.stderr)
         return 1
-    return 0
+    return status if isinstance(status, int) else 0

@@ -15,8 +15,8 @@ from ..errors import DependencyError, EmbedSearchError, InputError
 from ..filters import Filters
 from . import output
 
-__all__ = ["add", "build", "cache", "info", "map", "overview", "remove", "search", "serve",
-           "show", "similar"]
+__all__ = ["add", "build", "cache", "index_path", "info", "map", "overview", "remove", "search",
+           "serve", "show", "similar", "storage_options"]
 
 
 def _progress(args: argparse.Namespace) -> bool:
@@ -33,7 +33,7 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
 
     options = {"backend": getattr(args, "backend", None), "cache_dir": args.cache_dir,
                "cache": not getattr(args, "no_cache", False),
-               "secrets": _storage_options(args),
+               "secrets": storage_options(args),
                "query_prompt": getattr(args, "query_prompt", None)}
     if args.index is None:
         if not (DEFAULT_INDEX / "manifest.json").exists():
@@ -42,6 +42,11 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
         return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args),
                                          cache_dir=args.cache_dir)
     return SearchEngine.open(args.index, model=model, **options)
+
+
+def index_path(args: argparse.Namespace) -> Path:
+    """The index a command names: --index, else the bundled sample's."""
+    return Path(args.index) if args.index else DEFAULT_INDEX
 
 
 def _storage(args: argparse.Namespace) -> Any:
@@ -54,10 +59,10 @@ def _storage(args: argparse.Namespace) -> Any:
         if uri is not None:
             raise InputError("--milvus URI is --storage milvus:URI: give one of them")
         uri = f"milvus:{args.milvus}"
-    return parse_target(uri or "local", _storage_options(args), Path(args.out).name)
+    return parse_target(uri or "local", storage_options(args), Path(args.out).name)
 
 
-def _storage_options(args: argparse.Namespace) -> dict[str, str]:
+def storage_options(args: argparse.Namespace) -> dict[str, str]:
     """--storage-option KEY=VALUEs, with the older --collection and --milvus-token."""
     options: dict[str, str] = {}
     for option in getattr(args, "storage_option", None) or []:

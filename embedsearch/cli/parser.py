@@ -9,6 +9,7 @@ from typing import Any
 from .._version import __version__
 from ..bundled import DEFAULT_INDEX
 from . import commands as run
+from . import upkeep
 
 __all__ = ["BACKEND_CHOICES", "FORMAT_CHOICES", "build_parser"]
 
@@ -334,6 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
     corpus_map.add_argument("--json", action="store_true",
                             help="one JSON object per cluster (id, label, words, x, y, size)")
     corpus_map.set_defaults(run=run.map)
+
+    upkeep.add_commands(command, _add_index, _add_wait)
 
     serve = command("serve", "Serve the index over HTTP: a JSON API and a web page.")
     _add_index(serve)

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._version import __version__
-from ..errors import PaperNotFoundError
+from ..errors import ConfigurationError, PaperNotFoundError
 from ..filters import Filters
 from ..papers import DEFAULT_FIELDS, Paper, embedding_text
 from ..words import WordStatistics
@@ -137,6 +137,12 @@ class View(ABC):
         """The index's word statistics, for evidence."""
 
     @abstractmethod
+    def check(self) -> list[str]:
+        """What is wrong with this generation's data beyond its files' checksums (which
+        `layout` checks): its parts disagree on which papers it holds, or with the
+        manifest's count; a damaged database. One line a problem; [] when whole."""
+
+    @abstractmethod
     def close(self) -> None: ...
 
 
@@ -221,6 +227,23 @@ class Storage(ABC):
                keys: NDArray[np.int64]) -> tuple[Manifest, View]:
         """Remove `keys`, all held, from `newest`'s data as the generation `staging`;
         commit it and return its manifest and a view of it."""
+
+    def replace_vectors(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
+                        vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
+        """Store `vectors` (row i for key i) in place of the vectors of `keys`, all held,
+        as the generation `staging` (a repair: the papers and their keys stay)."""
+        raise ConfigurationError(f"re-encoding vectors in place is not available for "
+                                 f"{self.kind} storage: rebuild the index", parameter="repair")
+
+    def upgrade(self, staging: Staging, previous: Manifest, changes: list[str]) -> list[str]:
+        """Write `previous` (read migrated, see `manifest`) as the generation `staging`
+        in this version's format, adding what its data lacks; what was upgraded
+        (`changes`, the manifest's, and the data's), or [] and nothing committed when
+        it is up to date. By default the data is kept as it is."""
+        if changes:
+            self.directory.link_files(previous, staging, sorted(previous.files))
+            self.commit(staging, previous)
+        return changes
 
     def close(self) -> None:
         """Let go of connections (a Milvus client); views already open stay usable."""

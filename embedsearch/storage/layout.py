@@ -20,18 +20,16 @@ generation 4; the last reader to let go, or the next writer, removes it.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import Any
 
 from ..errors import (
     IndexCorruptError,
@@ -49,13 +47,11 @@ from ..fs import (
     write_atomic,
 )
 from ..hashing import sha256_file
+from .manifest import FORMAT_VERSION, MANIFEST, Manifest
 
 __all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "IndexDirectory", "Lease", "Manifest", "Staging",
            "newest_generation"]
 
-FORMAT = "embedsearch-index"
-FORMAT_VERSION = 2  # 2: a lexical index (lexical.npz) in every generation
-MANIFEST = "manifest.json"
 _LOCK = ".lock"
 _LEASE = ".lease"
 #: How long a writer waits for another one by default: longer than any add or remove
@@ -67,51 +63,6 @@ _OPEN_ATTEMPTS = 20
 #: lock that is older than this belongs to a build that died in between.
 _UNLOCKED_STAGING_AGE = 60.0
 _GENERATION = re.compile(r"g\d{6}")
-
-
-@dataclass
-class Manifest:
-    """Everything needed to check and load an index; written last, read first."""
-
-    model: dict[str, Any]
-    text: dict[str, Any]
-    index: dict[str, Any]
-    count: int
-    metric: str = "inner_product"
-    generation: int = 1
-    created: str = ""
-    updated: str = ""
-    files: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Where the data lives (see `storage`): {"kind": "local"} for files beside this
-    #: manifest, or a Milvus URI and collection. Never a secret.
-    storage: dict[str, Any] = field(default_factory=lambda: {"kind": "local"})
-    format: str = FORMAT
-    format_version: int = FORMAT_VERSION
-    software: str = ""
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str, where: Path) -> Manifest:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise IndexCorruptError(f"{where}: manifest is not valid JSON ({exc.msg}, "
-                                    f"line {exc.lineno}); rebuild the index") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise IndexIncompatibleError(f"{where}: not an embedsearch index manifest")
-        version = data.get("format_version")
-        if version != FORMAT_VERSION:
-            raise IndexIncompatibleError(
-                f"{where}: index format version {version!r} is not the version this "
-                f"embedsearch reads ({FORMAT_VERSION}); rebuild the index with this "
-                "version, or use the embedsearch that wrote it"
-            )
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise IndexCorruptError(f"{where}: manifest has unexpected fields ({exc})") from None
 
 
 def _now() -> str:
@@ -143,8 +94,9 @@ class IndexDirectory:
     def exists(self) -> bool:
         return (self.path / MANIFEST).is_file()
 
-    def read_manifest(self) -> Manifest:
-        """The manifest; refuses a missing, unreadable or foreign one with a clear error."""
+    def read_manifest(self, *, upgrading: bool = False) -> Manifest:
+        """The manifest; refuses a missing, unreadable or foreign one with a clear error,
+        and one of an earlier format unless `upgrading` (see `manifest`)."""
         if not self.path.exists():
             raise IndexNotFoundError(f"no index at {self.path}: the directory does not "
                                      "exist (build one with `embedsearch build`)")
@@ -154,7 +106,8 @@ class IndexDirectory:
         if not target.is_file():
             raise IndexNotFoundError(f"{self.path} holds no embedsearch index "
                                      f"({MANIFEST} is missing)")
-        return Manifest.from_json(target.read_text(encoding="utf-8"), target)
+        return Manifest.from_json(target.read_text(encoding="utf-8"), target,
+                                  upgrading=upgrading)
 
     def files_dir(self, manifest: Manifest) -> Path:
         """Where the files of `manifest`'s generation live."""
@@ -164,17 +117,45 @@ class IndexDirectory:
         """Check every file of the manifest: present, of its size and (if asked) its hash."""
         folder = self.files_dir(manifest)
         for name, expected in manifest.files.items():
-            target = folder / name
-            if not target.is_file():
-                raise IndexCorruptError(f"{target} is missing; rebuild the index")
-            size = target.stat().st_size
-            if size != expected["bytes"]:
-                raise IndexCorruptError(f"{target} is {size} bytes, the manifest says "
-                                        f"{expected['bytes']}: the file is truncated or "
-                                        "damaged; rebuild the index")
-            if checksums and sha256_file(target) != expected["sha256"]:
-                raise IndexCorruptError(f"{target} does not match its checksum: the file "
-                                        "is damaged; rebuild the index")
+            problem = _file_problem(folder / name, expected, checksums)
+            if problem:
+                raise IndexCorruptError(f"{problem}; rebuild the index")
+
+    def problems(self, manifest: Manifest) -> list[str]:
+        """Everything wrong on disk with `manifest`'s generation (`file_problems`) and
+        beside it (`strays`); one line each, [] when whole."""
+        return self.file_problems(manifest) + self.strays(manifest)
+
+    def file_problems(self, manifest: Manifest) -> list[str]:
+        """The files of `manifest`'s generation that are missing, cut short, not
+        matching their sha256, or not the manifest's."""
+        folder = self.files_dir(manifest)
+        found = [problem for name, expected in sorted(manifest.files.items())
+                 if (problem := _file_problem(folder / name, expected, True))]
+        if folder.is_dir():
+            found += [f"{entry} is not a file of this generation" for entry in
+                      sorted(folder.iterdir()) if entry.name not in manifest.files
+                      and entry.name != _LEASE]
+        return found
+
+    def strays(self, manifest: Manifest) -> list[str]:
+        """What a writer or reader that died left beside the current generation: staging
+        folders (while no writer holds the lock), a manifest written aside, generations
+        never published, and old ones no reader holds (the next write removes those)."""
+        writing = (fd := try_exclusive(self.path / _LOCK)) is None
+        if fd is not None:
+            os.close(fd)
+        found = []
+        for entry in sorted(self.path.iterdir()):
+            if entry.name.startswith((".g", f".{MANIFEST}.")) and not writing:
+                found.append(f"{entry} was left by a writer that died")
+            elif _GENERATION.fullmatch(entry.name) and entry.is_dir():
+                number = int(entry.name[1:])
+                if number > manifest.generation:
+                    found.append(f"{entry} was never published (its writer died)")
+                elif number < manifest.generation and not _leased(entry):
+                    found.append(f"{entry} is an old generation no reader holds")
+        return found
 
     def stamp(self) -> tuple[int, int, int] | None:
         """What identifies the manifest file now (inode, mtime, size): a change means a
@@ -228,8 +209,8 @@ class IndexDirectory:
                                    "choose another --out or remove it")
 
     @contextmanager
-    def write(self, *, replace: bool = False, wait: float | None = DEFAULT_WAIT
-              ) -> Iterator[Staging]:
+    def write(self, *, replace: bool = False, wait: float | None = DEFAULT_WAIT,
+              upgrading: bool = False) -> Iterator[Staging]:
         """Stage the next generation; the caller must `commit` it before the block ends,
         or leave it uncommitted to write nothing.
 
@@ -237,11 +218,12 @@ class IndexDirectory:
         a rebuild with --overwrite, or an update (add, remove) that derives the new
         generation from `Staging.previous`, the newest manifest read under the writers'
         lock (waiting up to `wait` seconds for it; IndexBusyError after that).
+        `upgrading`: an index of an earlier format is read, migrated, as `previous`.
         """
         self.ensure_writable(replace=replace)
         if self.exists():
             with self.locked(wait):
-                yield from self._stage_update()
+                yield from self._stage_update(upgrading)
         else:
             yield from self._stage_new()
 
@@ -283,8 +265,8 @@ class IndexDirectory:
             elif not (entry / _LOCK).exists() and _age(entry) > _UNLOCKED_STAGING_AGE:
                 shutil.rmtree(entry, ignore_errors=True)  # died before taking its lock
 
-    def _stage_update(self) -> Iterator[Staging]:
-        previous = self.read_manifest()
+    def _stage_update(self, upgrading: bool = False) -> Iterator[Staging]:
+        previous = self.read_manifest(upgrading=upgrading)
         self.collect_garbage(staging=True)
         generation = previous.generation + 1
         final = self.path / _generation_dir(generation)
@@ -355,6 +337,27 @@ class IndexDirectory:
                 # Renamed into place by a writer that died before publishing its manifest:
                 # no manifest names it, so no reader can have it open.
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+def _file_problem(target: Path, expected: dict[str, object], checksums: bool) -> str | None:
+    """What is wrong with one file of a generation, or None."""
+    if not target.is_file():
+        return f"{target} is missing"
+    size = target.stat().st_size
+    if size != expected["bytes"]:
+        return (f"{target} is {size} bytes, the manifest says {expected['bytes']}: the "
+                "file is truncated or damaged")
+    if checksums and sha256_file(target) != expected["sha256"]:
+        return f"{target} does not match its checksum: the file is damaged"
+    return None
+
+
+def _leased(folder: Path) -> bool:
+    fd = try_exclusive(IndexDirectory._lease_file(folder))
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
 
 
 def _age(path: Path) -> float:

@@ -230,6 +230,14 @@ def test_get_contains_and_unknown_ids(engine: SearchEngine,
         engine.search("   ")
 
 
+def test_check_passes_on_a_healthy_index_and_a_deep_check_finds_no_drift(
+        engine: SearchEngine) -> None:
+    report = engine.check(deep=True, sample=10)
+    assert report.whole and report.problems == []
+    assert report.drift is not None and report.drift.sampled == 10
+    assert report.drift.drifted == () and report.drift.min_cosine > 0.99
+
+
 def test_add_remove_and_reopen(fresh: SearchEngine) -> None:
     new = [{"id": "xen", "title": "Xenobots", "year": 2025, "venue": "Nature",
             "abstract": "Xenobots are reconfigurable organisms assembled from frog cells."},

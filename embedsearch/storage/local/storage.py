@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from ...papers import Paper
 from ..base import IndexOptions, Storage, View, lexical_texts
 from ..layout import Lease, Manifest, Staging
-from .lexical import LexicalIndex
+from .lexical import LEXICAL_FILE, LexicalIndex
 from .store import STORE_FILE, PaperStore
 from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
 from .view import LocalView, Parts, load_parts
@@ -76,6 +76,39 @@ class LocalStorage(Storage):
         parts.vectors.remove(keys)
         parts.lexical.remove(keys)
         return self._publish(staging, parts, newest)
+
+    def replace_vectors(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
+                        vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
+        parts = load_parts(self.directory, newest)
+        parts.vectors.remove(keys)
+        parts.vectors.add(keys, vectors)
+        self.directory.link_files(newest, staging, [STORE_FILE])
+        return self._publish(staging, parts, newest)
+
+    def upgrade(self, staging: Staging, previous: Manifest, changes: list[str]) -> list[str]:
+        files = self.directory.files_dir(previous)
+        store = PaperStore.open(files / STORE_FILE)
+        try:
+            own = [] if store.has_identifiers else ["the paper store's doi and arxiv_id"]
+        finally:
+            store.close()
+        lexical = (files / LEXICAL_FILE).is_file()
+        if not lexical:
+            own.append("a lexical index (BM25) of the stored papers")
+        if not changes and not own:
+            return []
+        with self._copy_store(previous, staging) as store:  # writable: gains the columns
+            papers = list(store.iter_papers())
+        kept = [name for name in previous.files if name not in (STORE_FILE, LEXICAL_FILE)]
+        self.directory.link_files(previous, staging, kept)
+        if lexical:
+            self.directory.link_files(previous, staging, [LEXICAL_FILE])
+        else:
+            keys = np.array([key for key, _ in papers], dtype=np.int64)
+            LexicalIndex.build(keys, lexical_texts([p for _, p in papers], previous)
+                               ).save(staging.dir)
+        self.commit(staging, previous)
+        return changes + own
 
     def _publish(self, staging: Staging, parts: Parts,
                  newest: Manifest) -> tuple[Manifest, View]:

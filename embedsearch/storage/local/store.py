@@ -137,6 +137,25 @@ class PaperStore:
     def __len__(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM papers").fetchone()[0])
 
+    @property
+    def has_identifiers(self) -> bool:
+        """Whether the file has the doi and arxiv_id columns (a store written before them
+        reads them as empty, and gains them when opened for writing)."""
+        return self._identifiers
+
+    def keys(self) -> NDArray[np.int64]:
+        """Every key, ascending."""
+        rows = self._db.execute("SELECT key FROM papers ORDER BY key").fetchall()
+        return np.array([row[0] for row in rows], dtype=np.int64)
+
+    def integrity(self) -> str:
+        """SQLite's own check of the file: "ok", or what it found damaged."""
+        try:
+            return "; ".join(str(row[0]) for row in
+                             self._db.execute("PRAGMA integrity_check").fetchall())
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+
     # -- writing ---------------------------------------------------------------------------
     def insert(self, papers: Sequence[Paper]) -> NDArray[np.int64]:
         """Store `papers` (ids must be new); returns their keys in the same order."""

@@ -120,6 +120,26 @@ class LocalView(View):
     def words(self) -> WordStatistics:
         return self.parts.lexical
 
+    def check(self) -> list[str]:
+        problems = []
+        held = {"the vector index": self.parts.vectors.keys(),
+                "the lexical index": self.parts.lexical.keys(),
+                "the paper store": self.store.keys()}
+        stored = held["the paper store"]
+        for part, keys in held.items():
+            if not np.array_equal(np.sort(keys), stored):
+                only, lacks = np.setdiff1d(keys, stored), np.setdiff1d(stored, keys)
+                problems.append(f"{part} holds {len(keys)} papers, the paper store "
+                                f"{len(stored)}: {len(only)} only in {part}, {len(lacks)} "
+                                f"missing from it")
+        if len(stored) != self.manifest.count:
+            problems.append(f"the manifest counts {self.manifest.count} papers, the paper "
+                            f"store holds {len(stored)}")
+        integrity = self.store.integrity()
+        if integrity != "ok":
+            problems.append(f"the paper store is damaged: {integrity}")
+        return problems
+
     def close(self) -> None:
         self.store.close()
         self.lease.release()

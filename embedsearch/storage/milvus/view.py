@@ -124,7 +124,7 @@ class MilvusView(View):
         want = limit = min(depth, TOPK_MAX)
         ef = max(limit, _FILTERED_EF if filters else self._ef)
         hits = self.search_field("dense", query.tolist(), limit, expr,
-                            {"metric_type": "IP", "params": {"ef": ef}})
+                                 {"metric_type": "IP", "params": {"ef": ef}})
         if len(hits) < want:
             passing = self._connection.count(self._name, expr)
             want = min(want, passing)
@@ -133,7 +133,8 @@ class MilvusView(View):
                     break
                 limit, ef = min(limit * 4, TOPK_MAX, max(passing, 1)), min(ef * 4, _EF_MAX)
                 hits = self.search_field("dense", query.tolist(), max(limit, want), expr,
-                                    {"metric_type": "IP", "params": {"ef": max(ef, limit)}})
+                                         {"metric_type": "IP",
+                                          "params": {"ef": max(ef, limit)}})
             if len(hits) < want and passing <= EXACT_SUBSET_MAX:
                 keys, vectors = self._fetch(filter_expression(filters, None))
                 return _exact(keys, vectors, query, depth, exclude)
@@ -173,7 +174,7 @@ class MilvusView(View):
         if not query:  # no words, or stop words only: nothing matches
             return np.zeros(0, np.float32), np.zeros(0, np.int64)
         hits = self.search_field("sparse", query, min(depth, TOPK_MAX),
-                            filter_expression(filters, exclude), {"metric_type": "BM25"})
+                                 filter_expression(filters, exclude), {"metric_type": "BM25"})
         return _ranked(_bm25(hits), depth)
 
     def lexical_scores(self, text: str, keys: NDArray[np.int64]) -> NDArray[np.float32]:
@@ -184,13 +185,30 @@ class MilvusView(View):
         for start in range(0, len(unique) if query else 0, _BATCH):
             chunk = unique[start:start + _BATCH]
             hits = self.search_field("sparse", query, len(chunk), f"key in {in_list(chunk)}",
-                                {"metric_type": "BM25"})
+                                     {"metric_type": "BM25"})
             found.update((key, score) for score, key in _bm25(hits))
         return np.array([found.get(k, 0.0) for k in wanted], dtype=np.float32)
 
     @property
     def words(self) -> WordStatistics:
         return self._words
+
+    def check(self) -> list[str]:
+        """The collection's rows against the manifest: their count, one row per paper id,
+        and the word counts evidence reads (the fingerprint is checked on opening)."""
+        ids = [str(row["paper_id"]) for row in
+               self._connection.every(self._name, "", ["paper_id"])]
+        problems = []
+        if len(ids) != self.manifest.count:
+            problems.append(f"the Milvus collection holds {len(ids)} papers, the manifest "
+                            f"counts {self.manifest.count}")
+        if len(set(ids)) != len(ids):
+            problems.append(f"the Milvus collection holds {len(ids) - len(set(ids))} "
+                            "duplicate rows of a paper id")
+        if len(self._words) != self.manifest.count:
+            problems.append(f"the word counts ({len(self._words)} papers) disagree with the "
+                            f"manifest ({self.manifest.count})")
+        return problems
 
     def close(self) -> None:
         if not self._closed:

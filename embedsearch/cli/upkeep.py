@@ -1,0 +1,135 @@
+"""The commands that operate an index: check, backup, restore, upgrade.
+
+Their arguments are declared here too (`add_commands`, called by the parser), so that
+everything an operator runs from cron or by hand is read in one place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["add_commands", "backup", "check", "restore", "upgrade"]
+
+Command = Callable[..., argparse.ArgumentParser]
+Adder = Callable[[argparse.ArgumentParser], None]
+
+
+def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
+    """Declare check, backup, restore and upgrade with the parser's `command` helper."""
+    from ..checking import DRIFT_SAMPLE, drift_threshold
+
+    checking = command("check", "Check an index is whole; exit 1 listing each problem.")
+    add_index(checking)
+    add_wait(checking)
+    checking.add_argument("--deep", action="store_true",
+                          help="also re-encode a sample of stored papers with the model and "
+                               "runtime installed now, and report the cosine to their stored "
+                               f"vectors (drift: below {drift_threshold()})")
+    checking.add_argument("--sample", type=int, default=DRIFT_SAMPLE, metavar="N",
+                          help=f"with --deep: papers re-encoded (default {DRIFT_SAMPLE}; 0: "
+                               "every paper)")
+    checking.add_argument("--repair", action="store_true",
+                          help="fix what can be fixed through the writers' lock: remove what "
+                               "dead writers left; with --deep, store the re-encoded vectors "
+                               "of drifted papers (damaged files need a restore or rebuild)")
+    checking.add_argument("--json", action="store_true", help="the report as one JSON object")
+    checking.set_defaults(run=check)
+
+    saving = command("backup", "Copy an index to DEST while it serves (verified).")
+    add_index(saving)
+    saving.add_argument("dest", metavar="DEST", help="a new folder for the copy")
+    saving.set_defaults(run=backup)
+
+    back = command("restore", "Replace an index with a backup; servers switch to it.")
+    back.add_argument("backup", metavar="BACKUP", help="a folder made by `embedsearch backup`")
+    back.add_argument("--index", required=True, metavar="DIR",
+                      help="the index to replace (created if absent)")
+    add_wait(back)
+    back.set_defaults(run=restore)
+
+    newer = command("upgrade", "Rewrite an index of an earlier version in this format.")
+    add_index(newer)
+    add_wait(newer)
+    newer.set_defaults(run=upgrade)
+
+
+def _say(args: argparse.Namespace, message: str) -> None:
+    if not args.quiet:
+        print(message, file=sys.stderr)
+
+
+def check(args: argparse.Namespace) -> int:
+    from ..checking import CheckReport
+    from ..engine import SearchEngine
+    from ..storage.layout import IndexDirectory
+    from .commands import index_path, storage_options
+
+    directory = IndexDirectory(index_path(args))
+    damaged = directory.file_problems(directory.read_manifest())
+    if damaged:  # its files cannot be trusted to load: report them as they are
+        report = CheckReport(damaged)
+        _say(args, "Damaged files are not repaired in place: restore a backup "
+                   "(`embedsearch restore`) or rebuild the index.")
+    else:
+        with SearchEngine.open(directory.path, verify=False, cache_dir=args.cache_dir,
+                               secrets=storage_options(args)) as engine:
+            report = engine.check(deep=args.deep, sample=args.sample, repair=args.repair,
+                                  wait=args.wait)
+    if args.json:
+        print(json.dumps(_report_record(report)))
+    else:
+        for problem in report.problems:
+            print(problem)
+        if report.drift is not None:
+            drift = report.drift
+            _say(args, f"Re-encoded {drift.sampled} stored papers: mean cosine "
+                       f"{drift.mean_cosine:.5f}, lowest {drift.min_cosine:.5f}, "
+                       f"{len(drift.drifted)} below {drift.threshold}.")
+        for line in report.repaired:
+            _say(args, f"Repaired: {line}")
+        for problem in report.remains or []:
+            print(f"still: {problem}")
+        _say(args, "The index is whole." if report.whole else "The index has problems.")
+    return 0 if report.whole else 1
+
+
+def _report_record(report: Any) -> dict[str, Any]:
+    drift = report.drift
+    return {"whole": report.whole, "problems": report.problems,
+            "drift": None if drift is None else {
+                "sampled": drift.sampled, "mean_cosine": drift.mean_cosine,
+                "min_cosine": drift.min_cosine, "drifted": list(drift.drifted),
+                "threshold": drift.threshold},
+            "repaired": report.repaired, "remains": report.remains}
+
+
+def backup(args: argparse.Namespace) -> None:
+    from ..engine import SearchEngine
+    from .commands import index_path
+
+    with SearchEngine.open(index_path(args), verify=False) as engine:
+        copied = engine.backup(args.dest)
+    _say(args, f"Backed up {copied.count} papers to {args.dest} (checksums verified).")
+
+
+def restore(args: argparse.Namespace) -> None:
+    from ..storage.backup import restore_index
+
+    manifest = restore_index(args.backup, args.index, wait=args.wait)
+    _say(args, f"Restored {manifest.count} papers into {args.index} as generation "
+               f"{manifest.generation}.")
+
+
+def upgrade(args: argparse.Namespace) -> None:
+    from ..storage.upgrade import upgrade_index
+    from .commands import index_path, storage_options
+
+    changes = upgrade_index(index_path(args), wait=args.wait, secrets=storage_options(args))
+    if not changes:
+        _say(args, f"{index_path(args)} is already in this version's format.")
+    for change in changes:
+        _say(args, f"Upgraded: {change}")

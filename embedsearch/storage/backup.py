@@ -1,0 +1,81 @@
+"""Backing up an index while it serves, and restoring one in place.
+
+A backup copies the current generation under a reader's lease: the generation's files
+are never changed once written, and the lease keeps the next writer from removing
+them, so the copy is consistent while the server answers and cron adds papers, and no
+lock is held for its duration. The copy is committed as a new index (it opens as it
+is) and its checksums are compared with the source manifest's before it is published.
+
+A restore replaces an index with a backup as one new generation, through the writers'
+lock: a running server switches to it at its next request, as it does to any write.
+
+An index whose data lives in Milvus is backed up with Milvus's own tools (README,
+"Operating an index"); these refuse it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from pathlib import Path
+
+from ..errors import ConfigurationError, IndexCorruptError
+from .base import storage_kind
+from .layout import DEFAULT_WAIT, IndexDirectory, Manifest
+
+__all__ = ["backup_index", "restore_index"]
+
+
+def _local_only(manifest: Manifest, what: str) -> None:
+    kind = storage_kind(manifest)
+    if kind != "local":
+        raise ConfigurationError(
+            f"{what} copies an index's files; this one keeps its data in {kind}: back up "
+            "its collection with that database's own tools (README, 'Operating an index')",
+            parameter="index")
+
+
+def _copy(source: Path, target: Path, names: list[str]) -> None:
+    for name in names:
+        shutil.copyfile(source / name, target / name)
+
+
+def backup_index(index: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Manifest:
+    """Copy the current generation of the index at `index` to `dest` (a new folder) as
+    an index of its own, verified against the source's checksums; its manifest."""
+    if Path(dest).exists() and (not Path(dest).is_dir() or any(Path(dest).iterdir())):
+        raise ConfigurationError(f"{dest} exists; a backup goes to a new folder",
+                                 parameter="dest")
+    source = IndexDirectory(index)
+    manifest, lease = source.open_current()
+    try:
+        _local_only(manifest, "backup")
+        target = IndexDirectory(dest)
+        with target.write() as staging:
+            _copy(source.files_dir(manifest), staging.dir, sorted(manifest.files))
+            copied = target.commit(staging, dataclasses.replace(manifest, files={}))
+            if copied.files != manifest.files:
+                raise IndexCorruptError(f"the copy in {dest} does not match {index}'s "
+                                        "checksums; nothing was published")
+        return copied
+    finally:
+        lease.release()
+
+
+def restore_index(backup: str | os.PathLike[str], index: str | os.PathLike[str], *,
+                  wait: float | None = DEFAULT_WAIT) -> Manifest:
+    """Replace the index at `index` (or create it) with the backup at `backup`, checked
+    first (every file's sha256), as one new generation published under the writers'
+    lock; the published manifest."""
+    saved = IndexDirectory(backup)
+    manifest, lease = saved.open_current()
+    try:
+        _local_only(manifest, "restore")
+        saved.verify(manifest, checksums=True)
+        target = IndexDirectory(index)
+        with target.write(replace=True, wait=wait) as staging:
+            _copy(saved.files_dir(manifest), staging.dir, sorted(manifest.files))
+            return target.commit(staging, dataclasses.replace(manifest, files={}))
+    finally:
+        lease.release()

@@ -1,0 +1,132 @@
+"""The manifest: what an index is (model, text, index, files with checksums), its format
+version, and how a manifest written by an earlier embedsearch is brought up to date.
+
+Format versions this code has written:
+
+    1   no lexical index; the text record has no lexical_fields
+    2   a lexical index (lexical.npz) in every generation; later, without a version
+        change, the manifest gained `storage` and the model record `prompts`, and the
+        paper store the doi and arxiv_id columns (each read as absent when missing)
+
+A version-2 manifest opens as it is. A version-1 one is refused with the command that
+upgrades it (`embedsearch upgrade`, see `upgrade`); one newer than this code is refused
+with the version of embedsearch that wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import IndexCorruptError, IndexIncompatibleError
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "Manifest", "migrate", "missing_records"]
+
+FORMAT = "embedsearch-index"
+FORMAT_VERSION = 2
+MANIFEST = "manifest.json"
+#: What BM25 read before indexes recorded it (format 1 had no lexical index; format 2's
+#: first indexes read these fields).
+_FIRST_LEXICAL_FIELDS = ["title", "abstract", "keywords"]
+
+
+@dataclass
+class Manifest:
+    """Everything needed to check and load an index; written last, read first."""
+
+    model: dict[str, Any]
+    text: dict[str, Any]
+    index: dict[str, Any]
+    count: int
+    metric: str = "inner_product"
+    generation: int = 1
+    created: str = ""
+    updated: str = ""
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Where the data lives (see `storage`): {"kind": "local"} for files beside this
+    #: manifest, or a Milvus URI and collection. Never a secret.
+    storage: dict[str, Any] = field(default_factory=lambda: {"kind": "local"})
+    format: str = FORMAT
+    format_version: int = FORMAT_VERSION
+    software: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, where: Path, *, upgrading: bool = False) -> Manifest:
+        """The manifest in `text` (read from `where`). An earlier format is refused with
+        the command that upgrades it, unless `upgrading`: then it is migrated in memory
+        (`migrate`), for `upgrade` to write its files anew."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise IndexCorruptError(f"{where}: manifest is not valid JSON ({exc.msg}, "
+                                    f"line {exc.lineno}); rebuild the index") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise IndexIncompatibleError(f"{where}: not an embedsearch index manifest")
+        _check_version(data, where, upgrading=upgrading)
+        if upgrading:
+            data = migrate(data)
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise IndexCorruptError(f"{where}: manifest has unexpected fields ({exc})") from None
+
+
+def _check_version(data: dict[str, Any], where: Path, *, upgrading: bool) -> None:
+    version = data.get("format_version")
+    if not isinstance(version, int) or version < 1:
+        raise IndexCorruptError(f"{where}: format_version {version!r} is not a version")
+    if version > FORMAT_VERSION:
+        wrote = data.get("software") or "a newer embedsearch"
+        raise IndexIncompatibleError(
+            f"{where}: index format version {version} was written by {wrote}; this "
+            f"embedsearch reads up to version {FORMAT_VERSION}: install {wrote} or newer "
+            f"(pip install -U embedsearch) to open it")
+    if version < FORMAT_VERSION and not upgrading:
+        raise IndexIncompatibleError(
+            f"{where}: index format version {version} was written by an earlier "
+            f"embedsearch; this one reads version {FORMAT_VERSION}: upgrade it in place "
+            f"with `embedsearch upgrade --index {where.parent}` (the old generation is "
+            "kept until the new one is published)")
+
+
+def _from_1(data: dict[str, Any]) -> dict[str, Any]:
+    """1 -> 2: a lexical index over `lexical_fields` (its file is written by `upgrade`)."""
+    return {**data, "text": {**data["text"], "lexical_fields": list(_FIRST_LEXICAL_FIELDS)},
+            "format_version": 2}
+
+
+#: Each earlier format version's step to the next; `upgrade` writes the files a step
+#: adds (see `missing_records` for what version 2 gained without a version change).
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """A manifest's data brought to FORMAT_VERSION, with every record it lacks filled in
+    as the code reads it when absent."""
+    while data["format_version"] < FORMAT_VERSION:
+        data = MIGRATIONS[data["format_version"]](data)
+    data = {**data, "storage": data.get("storage") or {"kind": "local"}}
+    model = data["model"]
+    if "prompts" not in model:
+        data["model"] = {**model, "prompts": {"query": "", "document": "", "source": "none"}}
+    return data
+
+
+def missing_records(text: str) -> list[str]:
+    """What an upgrade would add to the manifest in `text`: an earlier format, or
+    records that version 2 gained later (read as absent until then)."""
+    data = json.loads(text)
+    found = []
+    if data.get("format_version", FORMAT_VERSION) < FORMAT_VERSION:
+        found.append(f"format version {data['format_version']} (now {FORMAT_VERSION})")
+    if "storage" not in data:
+        found.append("where the data lives (storage)")
+    if "prompts" not in data.get("model", {}):
+        found.append("the model's prompts")
+    return found

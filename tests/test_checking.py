@@ -1,0 +1,116 @@
+"""`embedsearch check`: every kind of damage is found and named, drift is measured
+against the model as installed, and --repair fixes what it can through the lock."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedsearch import SearchEngine
+from embedsearch.storage.layout import IndexDirectory, Manifest
+from embedsearch.storage.local.lexical import LexicalIndex
+from embedsearch.storage.local.store import STORE_FILE
+from embedsearch.storage.local.vectors import load_index
+from tests.conftest import CliResult, contents
+
+Cli = Callable[..., CliResult]
+FILES = ("vectors.faiss", "keys.npy", "lexical.npz", STORE_FILE)
+
+
+def _rewrite(index: Path, change: Callable[[Manifest, Path], None]) -> None:
+    """Publish the index's data with `change` applied to a copy of its files, as a new
+    generation with matching checksums: damage no checksum would catch."""
+    directory = IndexDirectory(index)
+    with directory.write(replace=True) as staging:
+        assert staging.previous is not None
+        directory.link_files(staging.previous, staging, sorted(staging.previous.files))
+        change(staging.previous, staging.dir)
+        directory.commit(staging, staging.previous)
+
+
+def _replace_file(folder: Path, name: str, save: Callable[[Path], object]) -> None:
+    (folder / name).unlink()  # a hard link to the published file: never write through it
+    save(folder)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_flipped_byte_in_each_file_is_found(seed_copy: Path, cli: Cli, name: str) -> None:
+    directory = IndexDirectory(seed_copy)
+    target = directory.files_dir(directory.read_manifest()) / name
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    target.write_bytes(bytes(data))
+    result = cli("check", "--index", seed_copy)
+    assert result.code == 1
+    assert result.out.splitlines() == [f"{target} does not match its checksum: the file "
+                                       "is damaged"]
+
+
+def test_a_paper_missing_from_the_lexical_index_is_found(seed_copy: Path, cli: Cli) -> None:
+    def drop_one(manifest: Manifest, folder: Path) -> None:
+        lexical = LexicalIndex.load(folder)
+        lexical.remove(lexical.keys()[:1])
+        _replace_file(folder, "lexical.npz", lexical.save)
+
+    _rewrite(seed_copy, drop_one)
+    result = cli("check", "--index", seed_copy)
+    assert result.code == 1
+    assert result.out.splitlines() == ["the lexical index holds 37 papers, the paper store 38: "
+                                       "0 only in the lexical index, 1 missing from it"]
+
+
+def test_a_stray_generation_is_found_and_repaired(seed_copy: Path, cli: Cli) -> None:
+    (seed_copy / "g000007").mkdir()  # renamed into place by a writer that died
+    (seed_copy / ".g000008.tmp-x").mkdir()  # a staging folder of one
+    result = cli("check", "--index", seed_copy)
+    assert result.code == 1 and len(result.out.splitlines()) == 2
+    assert "g000007 was never published" in result.out
+    assert ".g000008.tmp-x was left by a writer that died" in result.out
+    repaired = cli("check", "--index", seed_copy, "--repair")
+    assert repaired.code == 0, repaired.err
+    assert "Repaired: removed 2 stray folder(s)" in repaired.err
+    assert sorted(p.name for p in seed_copy.iterdir()) == [".lock", "g000001",
+                                                           "manifest.json"]
+
+
+def test_a_drifted_vector_is_found_by_a_deep_check_and_repaired(
+        seed_copy: Path, cli: Cli) -> None:
+    with SearchEngine.open(seed_copy) as engine:
+        keys, vectors, papers = contents(engine)
+    victim = papers[int(keys[1])].id
+
+    def alter(manifest: Manifest, folder: Path) -> None:
+        index = load_index(folder, manifest.index, vectors.shape[1])
+        key = int(keys[1])
+        vector = index.reconstruct(np.array([key]))
+        vector[0, :40] = -vector[0, :40]  # a different direction, still unit length
+        index.remove(np.array([key]))
+        index.add(np.array([key], dtype=np.int64), vector)
+        (folder / "new").mkdir()
+        for name in index.save(folder / "new"):
+            _replace_file(folder, name, lambda f, n=name: (f / "new" / n).rename(f / n))
+        (folder / "new").rmdir()
+
+    _rewrite(seed_copy, alter)
+    assert cli("check", "--index", seed_copy).code == 0  # files and parts agree
+    deep = cli("check", "--index", seed_copy, "--deep", "--sample", "0", "--json")
+    assert deep.code == 1
+    report = json.loads(deep.out)
+    assert report["drift"]["drifted"] == [victim] and report["drift"]["sampled"] == 38
+    assert report["drift"]["min_cosine"] < 0.99 < report["drift"]["mean_cosine"]
+    assert "1 of 38 sampled papers drifted" in report["problems"][0]
+    repaired = cli("check", "--index", seed_copy, "--deep", "--sample", "0", "--repair")
+    assert repaired.code == 0 and "re-encoded 1 drifted paper(s)" in repaired.err
+    again = json.loads(cli("check", "--index", seed_copy, "--deep", "--sample", "0",
+                           "--json").out)
+    assert again["whole"] and again["drift"]["min_cosine"] > 0.999
+
+
+def test_a_healthy_index_passes_and_says_so(seed_copy: Path, cli: Cli) -> None:
+    result = cli("check", "--index", seed_copy, "--deep", "--sample", "5")
+    assert result.code == 0 and result.out == ""
+    assert "Re-encoded 5 stored papers" in result.err and "The index is whole." in result.err
