@@ -32,6 +32,7 @@ from .filters import Filters
 from .papers import Paper
 
 if TYPE_CHECKING:
+    from .checking import CheckReport
     from .encoding import Encoder
     from .engine import SearchEngine
     from .info import IndexInfo, index_info
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .storage.milvus import Milvus
 
 __all__ = [
+    "CheckReport",
     "DependencyError",
     "EmbedSearchError",
     "Encoder",
@@ -67,6 +69,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "CheckReport": "checking",
     "Encoder": "encoding",
     "SearchEngine": "engine",
     "IndexInfo": "info",
