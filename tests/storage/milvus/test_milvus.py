@@ -434,3 +434,16 @@ def test_the_engine_end_to_end(tmp_path: Path, corpus: Corpus) -> None:
     reopened = SearchEngine.open(tmp_path / "index")
     assert len(reopened) == 37 and corpus.papers[-1].id in reopened
     reopened.close()
+
+
+def test_check_finds_rows_the_manifest_does_not_count(
+        writable: tuple[IndexDirectory, MilvusStorage]) -> None:
+    directory, storage = writable
+    view = _open(directory, storage)
+    assert view.check() == []
+    key = int(view.keys()[0])
+    view.close()
+    storage.connect(storage.settings["uri"]).call("delete", "papers_g000001", ids=[key])
+    view = _open(directory, storage)
+    assert view.check() == ["the Milvus collection holds 34 papers, the manifest counts 35"]
+    view.close()
