@@ -4,7 +4,8 @@ It composes the parts (encoder, the index's storage, retrieval) and owns the rul
 span them: a query encoder must match the index's, a filter narrows the search rather
 than its results, a paper is never its own neighbour, a write's papers are encoded
 before the writers' lock is taken. An open engine follows its index (`live.LiveIndex`):
-each call reads the newest generation, and never two.
+each call reads the newest generation (or, while another thread reads a newer one from
+disk, the one served until then), and never two.
 """
 
 from __future__ import annotations

@@ -124,3 +124,30 @@ def test_queries_go_on_while_a_write_publishes(
     assert len(reader) == SEED_COUNT  # still the served generation
     writer.join()
     assert len(reader) == SEED_COUNT + 3
+
+
+def test_queries_go_on_while_another_thread_loads_a_newer_generation(
+        seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from embedsearch.storage.local import LocalStorage
+
+    reader.search("warm up", k=1)
+    with SearchEngine.open(seed_copy) as writer:  # another process, as far as `reader` knows
+        writer.add(new_records("elsewhere", 2))
+    opening = threading.Event()
+    view = LocalStorage.view
+
+    def slow_view(self: LocalStorage, *args: object, **kwargs: object) -> object:
+        opening.set()
+        time.sleep(1.0)  # reading a generation of 80k papers from disk
+        return view(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LocalStorage, "view", slow_view)
+    loader = threading.Thread(target=reader.search, args=("diffusion models",))
+    loader.start()
+    assert opening.wait(60)
+    started = time.monotonic()
+    assert len(reader.search("graph neural networks", k=3)) == 3
+    assert time.monotonic() - started < 0.5, "a query waited for another thread's load"
+    assert len(reader) == SEED_COUNT  # answered from the served generation meanwhile
+    loader.join()
+    assert len(reader) == SEED_COUNT + 2
