@@ -137,9 +137,8 @@ class SearchEngine:
         return engine
 
     @classmethod
-    def build_from_files(cls, out: str | os.PathLike[str],
-                         paths: Iterable[str | os.PathLike[str]], *,
-                         format: str | None = None, **options: Any) -> SearchEngine:
+    def build_from_files(cls, out: str | os.PathLike[str], paths: Iterable[str | os.PathLike[str]],
+                         *, format: str | None = None, **options: Any) -> SearchEngine:
         """Read `paths` (any input format; `format` overrides) and `build`."""
         title_only = bool(options.get("allow_title_only", False))
         return cls.build(out, read_papers([Path(p) for p in paths], format,
@@ -161,6 +160,12 @@ class SearchEngine:
         a new generation are checked by size (their writer checksummed them)."""
         return self._live.refresh()
 
+    def follow_in_background(self) -> None:
+        """From now on a call that finds a newer generation answers from the served one
+        while a thread of its own reads the newer from disk (a server: no query waits
+        the second that takes at 85k papers); by default each call reads it first."""
+        self._live.background = True
+
     def close(self) -> None:
         """Let go of the index (its lease, files and connections); twice is harmless."""
         self._live.close()
@@ -174,9 +179,8 @@ class SearchEngine:
     # -- the encoder -----------------------------------------------------------------------
     @property
     def encoder(self) -> Encoder:
-        """The encoder of the served generation's queries: its model, backend and query
-        prompt (resolved anew after a rebuild with another model). `encoder.encode_queries`
-        gives the vectors `search` ranks by."""
+        """The encoder of the served generation's queries (resolved anew after a rebuild
+        with another model); `encoder.encode_queries` gives the vectors `search` ranks by."""
         model = self._live.view.manifest.model
         if self._encoder is None or self._encoder[0] != model:
             requested, backend, query_prompt = self._requested
@@ -188,9 +192,8 @@ class SearchEngine:
 
     # -- reading ---------------------------------------------------------------------------
     def snapshot(self) -> AbstractContextManager[View]:
-        """The newest generation, held for a `with` block: one consistent state of the
-        index to read (`keys`, `vectors`, `papers`, `words`, ...), which another process's
-        write does not change under it. Every method of the engine reads through one."""
+        """The newest generation, held for a `with` block: one consistent state to read
+        (`keys`, `vectors`, `papers`, `words`, ...). Every method of the engine reads one."""
         return self._live.reading()
 
     def __len__(self) -> int:
@@ -318,10 +321,8 @@ class SearchEngine:
 
     # -- the map of the corpus ---------------------------------------------------------------
     def corpus_map(self) -> CorpusMap | None:
-        """The 2D map stored with the index as it is now, or None if there is none yet.
-
-        A map computed from other data (before an add or remove) is never returned.
-        """
+        """The 2D map stored with the index as it is now, or None if there is none yet; a
+        map computed from other data (before an add or remove) is never returned."""
         with self.snapshot() as view:
             return self._maps.current(self._directory, view.manifest)
 
@@ -354,9 +355,9 @@ class SearchEngine:
         return describe(IndexDirectory(dest), backup_index(self._directory.path, dest))
 
     # -- writing ---------------------------------------------------------------------------
-    def add(self, papers: Iterable[Paper | Mapping[str, Any]], *,
-            progress: bool = False, wait: float | None = DEFAULT_WAIT,
-            executor: Executor | None = None, allow_title_only: bool = False) -> int:
+    def add(self, papers: Iterable[Paper | Mapping[str, Any]], *, progress: bool = False,
+            wait: float | None = DEFAULT_WAIT, executor: Executor | None = None,
+            allow_title_only: bool = False) -> int:
         """Encode and add the papers whose ids are new; returns how many were added.
 
         Papers already in the index (by id) are left as they are and not re-encoded. They
@@ -377,10 +378,9 @@ class SearchEngine:
             update = adding(view.manifest, new, vectors)
         return self._live.write(update, wait=wait)
 
-    def add_files(self, paths: Iterable[str | os.PathLike[str]], *,
-                  format: str | None = None, progress: bool = False,
-                  wait: float | None = DEFAULT_WAIT, executor: Executor | None = None,
-                  allow_title_only: bool = False) -> int:
+    def add_files(self, paths: Iterable[str | os.PathLike[str]], *, format: str | None = None,
+                  progress: bool = False, wait: float | None = DEFAULT_WAIT,
+                  executor: Executor | None = None, allow_title_only: bool = False) -> int:
         """`add` the papers of `paths`."""
         papers = read_papers([Path(p) for p in paths], format, title_only=allow_title_only)
         return self.add(papers, progress=progress, wait=wait, executor=executor,

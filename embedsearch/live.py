@@ -31,6 +31,10 @@ class LiveIndex:
         #: loads it while the others go on answering from the served one (never waiting
         #: for it, so a call made while holding `lock` cannot deadlock on it).
         self._loading = threading.Lock()
+        #: Whether a call that finds a newer generation leaves reading it to a thread of
+        #: its own (`follow_in_background`) rather than reading it first.
+        self.background = False
+        self._loader: threading.Thread | None = None
         self._verify = verify
         self._secrets = dict(secrets or {})
         self._storage: Storage | None = None
@@ -113,8 +117,14 @@ class LiveIndex:
 
     @contextmanager
     def reading(self) -> Iterator[View]:
-        """Hold the index for one call, on the newest generation."""
-        self.refresh()
+        """Hold the index for one call, on the newest generation (in the background:
+        on the served one, while a newer one is read by a thread of its own)."""
+        if not self.background:
+            self.refresh()
+        elif self._changed() and (self._loader is None or not self._loader.is_alive()):
+            self._loader = threading.Thread(target=self.refresh, name="embedsearch-refresh",
+                                            daemon=True)
+            self._loader.start()
         with self.lock:
             yield self.view
 

@@ -151,3 +151,28 @@ def test_queries_go_on_while_another_thread_loads_a_newer_generation(
     assert len(reader) == SEED_COUNT  # answered from the served generation meanwhile
     loader.join()
     assert len(reader) == SEED_COUNT + 2
+
+
+def test_in_the_background_a_call_never_reads_a_generation_itself(
+        seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from embedsearch.storage.local import LocalStorage
+
+    reader.follow_in_background()  # as `embedsearch serve` does
+    reader.search("warm up", k=1)
+    view = LocalStorage.view
+
+    def slow_view(self: LocalStorage, *args: object, **kwargs: object) -> object:
+        time.sleep(1.0)
+        return view(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LocalStorage, "view", slow_view)
+    with SearchEngine.open(seed_copy) as writer:
+        writer.add(new_records("elsewhere", 2))
+    started = time.monotonic()
+    assert len(reader.search("graph neural networks", k=3)) == 3
+    assert len(reader) == SEED_COUNT  # the served generation, while the newer loads
+    assert time.monotonic() - started < 0.5, "a call read the newer generation itself"
+    deadline = time.monotonic() + 30
+    while len(reader) != SEED_COUNT + 2:
+        assert time.monotonic() < deadline, "the newer generation was never served"
+        time.sleep(0.05)

@@ -27,6 +27,9 @@ def serve(engine: SearchEngine, *, host: str = "127.0.0.1", port: int = 8000,
                          allowed_hosts=[host, *allowed_hosts], cors_origins=cors_origins)
         # Load the model now, once, so that the first request does not pay for it.
         engine.search("warm up the encoder", k=1)
+        # Searches are answered by one batching thread: were it to read each newer
+        # generation itself, every query would wait the second that takes at 85k papers.
+        engine.follow_in_background()
         # One process: the model and the index are loaded once and shared by the
         # request threads; the engine serialises what must not run concurrently.
         uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1)
