@@ -126,8 +126,8 @@ class CudaBackend(TorchBackend):
             # loads it only to know its vectors' size, and its actors have the GPUs.
             if not self._warned:
                 _log.warning("no CUDA GPU is visible to torch (is a CUDA build of torch "
-                             "installed? see README, 'Encoding on a GPU'); the cuda backend "
-                             "runs on the CPU in float32")
+                             "installed? see docs/explanation/performance.md, 'Encoding on a "
+                             "GPU'); the cuda backend runs on the CPU in float32")
                 self._warned = True
             return super().encode_batch(texts, role=role, prompt=prompt)
         import torch

@@ -37,7 +37,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may ask for; documented in README and served by GET /info."""
+    """What one request may ask for; documented in docs/reference/http-api.md and served
+    by GET /info."""
 
     query_chars: int = 1000
     k: int = 100

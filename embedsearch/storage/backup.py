@@ -9,8 +9,8 @@ is) and its checksums are compared with the source manifest's before it is publi
 A restore replaces an index with a backup as one new generation, through the writers'
 lock: a running server switches to it at its next request, as it does to any write.
 
-An index whose data lives in Milvus is backed up with Milvus's own tools (README,
-"Operating an index"); these refuse it.
+An index whose data lives in Milvus is backed up with Milvus's own tools
+(docs/how-to/operate-index.md); these refuse it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _local_only(manifest: Manifest, what: str) -> None:
     if kind != "local":
         raise ConfigurationError(
             f"{what} copies an index's files; this one keeps its data in {kind}: back up "
-            "its collection with that database's own tools (README, 'Operating an index')",
+            "its collection with that database's own tools (docs/how-to/operate-index.md)",
             parameter="index")
 
 
