@@ -206,6 +206,7 @@ class SearchEngine:
 
     @property
     def path(self) -> Path:
+        """The index directory."""
         return self._directory.path
 
     def info(self) -> IndexInfo:

@@ -48,6 +48,7 @@ class Filters:
         )
 
     def to_dict(self) -> dict[str, object]:
+        """The filters as JSON-ready data (what the search endpoints echo back)."""
         return {
             "year_min": self.year_min,
             "year_max": self.year_max,

@@ -35,6 +35,7 @@ class IndexInfo:
     prompts: dict[str, str]
 
     def to_dict(self) -> dict[str, Any]:
+        """The description as JSON-ready data (the shape of `embedsearch info --json`)."""
         data = dict(self.__dict__)
         data["fields"] = list(self.fields)
         return data

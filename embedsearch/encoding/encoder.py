@@ -98,10 +98,13 @@ class Encoder:
 
     @property
     def dim(self) -> int:
+        """Length of the vectors this encoder makes."""
         return self._backend.dim
 
     @property
     def max_seq_length(self) -> int:
+        """Tokens of a text the model reads; the rest is cut off, as sentence-transformers
+        does."""
         return self._backend.max_seq_length
 
     def record(self) -> dict[str, Any]:
@@ -168,6 +171,7 @@ class Encoder:
         return out
 
     def close(self) -> None:
+        """Close the embedding cache's database; the encoder opens it again if used."""
         if self._cache is not None:
             self._cache.close()
             self._cache = None

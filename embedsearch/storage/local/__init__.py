@@ -29,9 +29,11 @@ class Local:
     kind: str = "local"
 
     def settings(self) -> dict[str, Any]:
+        """What the manifest records: the kind alone (the files are beside it)."""
         return {"kind": self.kind}
 
     def secrets(self) -> dict[str, Any]:
+        """Nothing: local files need no credentials."""
         return {}
 
 

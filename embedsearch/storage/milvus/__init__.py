@@ -50,10 +50,13 @@ class Milvus:
     kind: str = "milvus"
 
     def settings(self) -> dict[str, Any]:
+        """What the manifest records: the URI (a Lite file's made absolute) and the
+        collection; never the token."""
         uri = os.path.abspath(os.path.expanduser(self.uri)) if is_lite(self.uri) else self.uri
         return {"kind": self.kind, "uri": uri, "collection": self.collection}
 
     def secrets(self) -> dict[str, Any]:
+        """The token, if given: opening needs it and it is never written to disk."""
         return {"token": self.token} if self.token else {}
 
     def __repr__(self) -> str:  # never the token
