@@ -9,6 +9,7 @@ serve what the storage published.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -77,6 +78,8 @@ class LiveIndex:
         if previous is not None:
             previous.close()
             self.directory.collect_garbage()  # the generation let go of may be unused now
+            del previous
+            _return_freed_memory()
 
     def refresh(self) -> bool:
         """Switch to a newer generation if another process published one; True if it did.
@@ -158,3 +161,14 @@ class LiveIndex:
             self._storage.close()
             self._storage = None
 
+
+def _return_freed_memory() -> None:
+    """Hand the heap a released generation freed back to the system (glibc's malloc_trim;
+    elsewhere nothing). Its arrays are a few hundred MB freed at once, which glibc keeps
+    for reuse: measured at 100k papers, a process that had read the index twice held
+    547 MB where 416 MB were in use, so a server's resident memory said nothing useful
+    about its index after each publish."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
