@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serving import LOOPBACK, connect, get_json, load_queries, server
+from serving import LOOPBACK, connect, get_json, load_queries, rss_mb, server, timed_get
 
 
 @dataclass
@@ -94,21 +94,13 @@ def run_level(url: str, clients: int, paths: list[str], duration: float,
             with lock:
                 if next(budget, None) is None:
                     break
-            path = paths[position % len(paths)]
+            elapsed = timed_get(connection, paths[position % len(paths)])
             position += 1
-            started = time.perf_counter()
-            try:
-                connection.request("GET", path)
-                response = connection.getresponse()
-                response.read()
-                ok = response.status == 200
-            except (OSError, http.client.HTTPException):
-                ok = False
+            if elapsed is None:
                 connection.close()
                 connection = connect(url)
-            elapsed = time.perf_counter() - started
             with lock:
-                if ok:
+                if elapsed is not None:
                     level.latencies.append(elapsed)
                 else:
                     level.errors += 1
@@ -159,17 +151,6 @@ class SoakRun:
         with self.lock:
             self.statuses[f"{kind} {status}"] += 1
 
-
-def rss_mb(pid: int) -> float | None:
-    """The resident memory of process `pid` in MB (Linux's /proc), or None."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return None
 
 
 def call(connection: http.client.HTTPConnection, method: str, path: str,

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from serving import connect, server
+from serving import connect, rss_mb, server, timed_get
 
 from embedsearch import SearchEngine
 from embedsearch.readers import read_papers
@@ -64,13 +64,6 @@ def _percentile(values: list[float], share: float) -> float:
     return float(np.percentile(values, share * 100)) * 1000 if values else 0.0
 
 
-def _rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
 
 def _size_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
@@ -84,28 +77,21 @@ def reader(url: str, queries: list[str], window: Window, stop: threading.Event,
     connection = connect(url, 120)
     count = number * 7919
     while not stop.is_set():
-        path = f"/search?q={quote(queries[count % len(queries)])}&k=10"
+        elapsed = timed_get(connection, f"/search?q={quote(queries[count % len(queries)])}&k=10")
         count += 1
-        began = time.perf_counter()
-        try:
-            connection.request("GET", path)
-            response = connection.getresponse()
-            response.read()
-            ok = response.status == 200
-        except OSError:
-            ok = False
-            connection.close()
+        if elapsed is None:
             connection = connect(url, 120)
         with window.lock:
-            if ok:
-                window.latencies.append(time.perf_counter() - began)
+            if elapsed is not None:
+                window.latencies.append(elapsed)
             else:
                 window.errors += 1
 
 
-def new_papers(source: list[dict[str, object]], minute: int, count: int) -> list[dict]:
+def new_papers(source: list[dict[str, object]], minute: int,
+               count: int) -> list[dict[str, object]]:
     rng = random.Random(minute)
-    out = []
+    out: list[dict[str, object]] = []
     for number in range(count):
         paper = source[rng.randrange(len(source))]
         out.append({"id": f"longrun:{minute}:{number}", "title": f"{paper['title']} (revisited)",
@@ -129,7 +115,7 @@ def writer(index: Path, source: list[dict[str, object]], minutes: float, add: in
             engine.add(papers)
             out.write(json.dumps({"added": [p["id"] for p in papers]}) + "\n")
             added.extend(str(p["id"]) for p in papers)
-            victims = set()
+            victims: set[str] = set()
             while len(victims) < remove:
                 pool = added if rng.random() < 0.5 and added else original
                 victims.add(str(pool[rng.randrange(len(pool))]))
@@ -157,13 +143,13 @@ def row(label: str, index: Path, pid: int, window: Window) -> dict[str, object]:
     return {"at": label, "reads": len(latencies), "read_errors": errors,
             "p50_ms": round(_percentile(latencies, 0.5), 1),
             "p99_ms": round(_percentile(latencies, 0.99), 1),
-            "server_rss_mb": round(_rss_mb(pid), 1), "generation": manifest["generation"],
+            "server_rss_mb": rss_mb(pid), "generation": manifest["generation"],
             "papers": manifest["count"], "generation_mb": round(_size_mb(generation), 1),
             "index_folder_mb": round(_size_mb(index), 1), "faiss_held": held,
             "faiss_live": live}
 
 
-def recall(index: Path, queries: list[str]) -> dict[str, float]:
+def recall(index: Path, queries: list[str]) -> dict[str, object]:
     """recall@10 against exact search: the grown index, and a fresh build of its
     vectors with the same rules."""
     with SearchEngine.open(index) as engine, engine.snapshot() as view:

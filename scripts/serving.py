@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["LOOPBACK", "QUERIES", "connect", "free_port", "get_json", "load_queries", "server"]
+__all__ = ["LOOPBACK", "QUERIES", "connect", "free_port", "get_json", "load_queries", "rss_mb",
+           "server", "timed_get"]
 
 QUERIES = [
     "low-rank visual prompting", "offline reinforcement learning from human preferences",
@@ -95,3 +96,30 @@ def load_queries(count: int) -> list[str]:
         random.Random(0).shuffle(found)
         return [query[:1000] for query in found[:count]]
     return QUERIES
+
+
+def timed_get(connection: http.client.HTTPConnection, path: str) -> float | None:
+    """Seconds one GET of `path` took to answer 200 and be read, or None if it did not
+    (a failed connection is closed: the caller makes a new one)."""
+    began = time.perf_counter()
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        if response.status == 200:
+            return time.perf_counter() - began
+    except (OSError, http.client.HTTPException):
+        connection.close()
+    return None
+
+
+def rss_mb(pid: int) -> float | None:
+    """The resident memory of process `pid` in MB (Linux's /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
