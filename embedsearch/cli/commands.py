@@ -15,15 +15,16 @@ from ..errors import DependencyError, EmbedSearchError, InputError
 from ..filters import Filters
 from . import output
 
-__all__ = ["add", "build", "cache", "index_path", "info", "map", "overview", "remove", "search",
-           "serve", "show", "similar", "storage_options"]
+__all__ = ["add", "build", "cache", "index_path", "info", "map", "overview", "remove", "say",
+           "search", "serve", "show", "similar", "storage_options"]
 
 
 def _progress(args: argparse.Namespace) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
-def _say(args: argparse.Namespace, message: str) -> None:
+def say(args: argparse.Namespace, message: str) -> None:
+    """Print a message for the person at the keyboard on stderr, unless --quiet."""
     if not args.quiet:
         print(message, file=sys.stderr)
 
@@ -37,7 +38,7 @@ def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
                "query_prompt": getattr(args, "query_prompt", None)}
     if args.index is None:
         if not (DEFAULT_INDEX / "manifest.json").exists():
-            _say(args, f"Building the default index of the bundled ICLR 2025 sample in "
+            say(args, f"Building the default index of the bundled ICLR 2025 sample in "
                        f"{DEFAULT_INDEX} (first use only)...")
         return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args),
                                          cache_dir=args.cache_dir)
@@ -153,13 +154,13 @@ def build(args: argparse.Namespace) -> None:
             document_prompt=args.document_prompt,
         )
         if executor is not None:
-            _say(args, executor.stats.summary())
+            say(args, executor.stats.summary())
     info = engine.info()
     prompts = info.prompts
     prompted = (f", query prompt {prompts['query']!r}, document prompt "
                 f"{prompts['document']!r} ({prompts['source']})"
                 if prompts["query"] or prompts["document"] else "")
-    _say(args, f"Indexed {info.count} papers into {info.path} ({info.index_type}, "
+    say(args, f"Indexed {info.count} papers into {info.path} ({info.index_type}, "
                f"{info.model}, backend {info.encoder_backend}{prompted}).")
 
 
@@ -243,8 +244,8 @@ def add(args: argparse.Namespace) -> None:
         added = engine.add(found.papers, allow_title_only=args.allow_title_only,
                            progress=_progress(args), wait=args.wait, executor=executor)
         if executor is not None:
-            _say(args, executor.stats.summary())
-    _say(args, f"Added {added} papers ({before} before, {len(engine)} now); "
+            say(args, executor.stats.summary())
+    say(args, f"Added {added} papers ({before} before, {len(engine)} now); "
                "papers already in the index were left as they are.")
 
 
@@ -254,10 +255,10 @@ def cache(args: argparse.Namespace) -> None:
     root = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     cache = EmbeddingCache(root)
     if args.action == "clear":
-        _say(args, f"Removed {cache.clear()} cached vectors from {cache.path}.")
+        say(args, f"Removed {cache.clear()} cached vectors from {cache.path}.")
     elif args.action == "prune":
         removed = cache.prune(int(args.max_mb * 1e6))
-        _say(args, f"Removed {removed} least recently used vectors from {cache.path}.")
+        say(args, f"Removed {removed} least recently used vectors from {cache.path}.")
     stats = cache.stats()
     print(f"{stats.vectors} vectors, {stats.bytes / 1e6:.1f} MB in {stats.path}")
 
@@ -265,14 +266,14 @@ def cache(args: argparse.Namespace) -> None:
 def remove(args: argparse.Namespace) -> None:
     engine = _open(args)
     removed = engine.remove(args.paper_ids, wait=args.wait)
-    _say(args, f"Removed {removed} papers; {len(engine)} remain.")
+    say(args, f"Removed {removed} papers; {len(engine)} remain.")
 
 
 def map(args: argparse.Namespace) -> None:
     engine = _open(args)
     corpus_map = engine.corpus_map()
     if corpus_map is None:
-        _say(args, f"Computing the map of {len(engine)} papers (UMAP takes a few minutes "
+        say(args, f"Computing the map of {len(engine)} papers (UMAP takes a few minutes "
                    "for tens of thousands)...")
         corpus_map = engine.compute_map(wait=args.wait)
     if corpus_map is None:
@@ -295,10 +296,10 @@ def serve(args: argparse.Namespace) -> None:
     check_options(args.host, allow_writes=args.allow_writes, token=token,
                   read_token=read_token, cors_origins=args.cors_origin)
     if is_wildcard(args.host) and not args.allowed_host:
-        _say(args, f"Note: on --host {args.host} only requests to localhost are answered; "
+        say(args, f"Note: on --host {args.host} only requests to localhost are answered; "
                    "pass --allowed-host NAME for each name or address clients use.")
     engine = _open(args)
-    _say(args, f"Serving {engine.path} ({len(engine)} papers) on http://{args.host}:"
+    say(args, f"Serving {engine.path} ({len(engine)} papers) on http://{args.host}:"
                f"{args.port}/ ({'read-write' if args.allow_writes else 'read-only'}); "
                "Ctrl+C stops.")
     serve(engine, host=args.host, port=args.port, allow_writes=args.allow_writes,

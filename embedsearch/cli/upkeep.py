@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
+
+from .commands import index_path, say, storage_options
 
 __all__ = ["add_commands", "backup", "check", "restore", "upgrade"]
 
@@ -57,22 +58,16 @@ def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
     newer.set_defaults(run=upgrade)
 
 
-def _say(args: argparse.Namespace, message: str) -> None:
-    if not args.quiet:
-        print(message, file=sys.stderr)
-
-
 def check(args: argparse.Namespace) -> int:
     from ..checking import CheckReport
     from ..engine import SearchEngine
     from ..storage.layout import IndexDirectory
-    from .commands import index_path, storage_options
 
     directory = IndexDirectory(index_path(args))
     damaged = directory.file_problems(directory.read_manifest())
     if damaged:  # its files cannot be trusted to load: report them as they are
         report = CheckReport(damaged)
-        _say(args, "Damaged files are not repaired in place: restore a backup "
+        say(args, "Damaged files are not repaired in place: restore a backup "
                    "(`embedsearch restore`) or rebuild the index.")
     else:
         with SearchEngine.open(directory.path, verify=False, cache_dir=args.cache_dir,
@@ -86,14 +81,14 @@ def check(args: argparse.Namespace) -> int:
             print(problem)
         if report.drift is not None:
             drift = report.drift
-            _say(args, f"Re-encoded {drift.sampled} stored papers: mean cosine "
+            say(args, f"Re-encoded {drift.sampled} stored papers: mean cosine "
                        f"{drift.mean_cosine:.5f}, lowest {drift.min_cosine:.5f}, "
                        f"{len(drift.drifted)} below {drift.threshold}.")
         for line in report.repaired:
-            _say(args, f"Repaired: {line}")
+            say(args, f"Repaired: {line}")
         for problem in report.remains or []:
             print(f"still: {problem}")
-        _say(args, "The index is whole." if report.whole else "The index has problems.")
+        say(args, "The index is whole." if report.whole else "The index has problems.")
     return 0 if report.whole else 1
 
 
@@ -109,27 +104,25 @@ def _report_record(report: Any) -> dict[str, Any]:
 
 def backup(args: argparse.Namespace) -> None:
     from ..engine import SearchEngine
-    from .commands import index_path
 
     with SearchEngine.open(index_path(args), verify=False) as engine:
         copied = engine.backup(args.dest)
-    _say(args, f"Backed up {copied.count} papers to {args.dest} (checksums verified).")
+    say(args, f"Backed up {copied.count} papers to {args.dest} (checksums verified).")
 
 
 def restore(args: argparse.Namespace) -> None:
     from ..storage.backup import restore_index
 
     manifest = restore_index(args.backup, args.index, wait=args.wait)
-    _say(args, f"Restored {manifest.count} papers into {args.index} as generation "
+    say(args, f"Restored {manifest.count} papers into {args.index} as generation "
                f"{manifest.generation}.")
 
 
 def upgrade(args: argparse.Namespace) -> None:
     from ..storage.upgrade import upgrade_index
-    from .commands import index_path, storage_options
 
     changes = upgrade_index(index_path(args), wait=args.wait, secrets=storage_options(args))
     if not changes:
-        _say(args, f"{index_path(args)} is already in this version's format.")
+        say(args, f"{index_path(args)} is already in this version's format.")
     for change in changes:
-        _say(args, f"Upgraded: {change}")
+        say(args, f"Upgraded: {change}")
