@@ -18,26 +18,48 @@ _MARKUP = re.compile(r"[\\{}$~]")
 _BRACES = re.compile(r"[{}]")
 
 
-@cache
-def _decoder() -> Any:
-    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+def _href_text(node: Any, l2tobj: Any) -> str:
+    """\\href{url}{text} as its text; as its url when the text is missing. (pylatexenc
+    passes the converter by the parameter name `l2tobj`.)"""
+    arguments = node.nodeargd.argnlist if node.nodeargd is not None else []
+    given = [argument for argument in arguments if argument is not None]
+    return str(l2tobj.nodelist_to_text(given[-1:]))
 
+
+@cache
+def _decoder() -> tuple[Any, Any]:
+    """(the parser's macro table, the converter to text)."""
+    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+    from pylatexenc.latexwalker import get_default_latex_context_db as parser_macros
+    from pylatexenc.macrospec import MacroSpec
+
+    # pylatexenc 2 knows how to write \href{url}{text} but not that it takes two
+    # arguments, and fails on it (an IndexError): abstracts cite code that way.
+    macros = parser_macros()
+    macros.add_context_category("embedsearch", prepend=True, macros=[MacroSpec("href", "{{")])
     context = get_default_latex_context_db()
-    # \url{x} is x, not pylatexenc's "<x>"; \textasciicircum is the ASCII caret BibTeX
-    # writers (ours too) escape ^ to, not pylatexenc's modifier letter "ˆ".
+    # \url{x} is x, not pylatexenc's "<x>"; \href{url}{text} is its text, as printed;
+    # \textasciicircum is the ASCII caret BibTeX writers (ours too) escape ^ to, not
+    # pylatexenc's modifier letter "ˆ".
     context.add_context_category("embedsearch", prepend=True,
                                  macros=[MacroTextSpec("url", simplify_repl="%s"),
+                                         MacroTextSpec("href", simplify_repl=_href_text),
                                          MacroTextSpec("textasciicircum", simplify_repl="^")])
-    return LatexNodes2Text(latex_context=context, math_mode="verbatim")
+    return macros, LatexNodes2Text(latex_context=context, math_mode="verbatim")
 
 
 def latex_to_text(text: str) -> str:
     """`text` with accents and escapes turned into Unicode, whitespace collapsed."""
     if not _MARKUP.search(text):
         return " ".join(text.split())
+    from pylatexenc.latexwalker import LatexWalker
+
+    macros, converter = _decoder()
     try:
-        plain = str(_decoder().latex_to_text(text))
-    except RecursionError:
-        # Braces nested thousands deep are no real markup; dropping them keeps the words.
+        nodes = LatexWalker(text, latex_context=macros, tolerant_parsing=True).get_latex_nodes()[0]
+        plain = str(converter.nodelist_to_text(nodes))
+    except (RecursionError, IndexError, KeyError):
+        # Braces nested thousands deep are no real markup, and pylatexenc fails on some
+        # macros that lack their arguments: dropping the braces keeps the words.
         plain = _BRACES.sub("", text)
     return " ".join(plain.split())

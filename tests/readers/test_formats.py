@@ -166,6 +166,20 @@ def test_bibtex_fields(tmp_path: Path, warned: list[str]) -> None:
                       f"{HINT}"]
 
 
+@pytest.mark.parametrize(("abstract", "read"), [
+    # Real abstracts link their code so; pylatexenc 2 alone fails on it (IndexError).
+    (r"Code at \href{https://github.com/a/b}{https://github.com/a/b}.",
+     "Code at https://github.com/a/b."),
+    (r"See \href{https://a.org}{our \textbf{site}} and \url{https://b.org}.",
+     "See our site and https://b.org."),
+    (r"A link cut short: \href{https://a.org}", "A link cut short: https://a.org"),
+    (r"Nothing left: \href", "Nothing left:"),
+])
+def test_bibtex_links_read_as_their_text(tmp_path: Path, abstract: str, read: str) -> None:
+    path = write(tmp_path / "links.bib", f"@article{{k, title={{T}}, abstract={{{abstract}}}}}\n")
+    assert read_papers([path])[0].abstract == read
+
+
 def test_bibtex_record_is_the_whole_mapping() -> None:
     record = bibtex_record("k", {"TITLE": "T", "abstract": "A.", "author": "B, A and C D",
                                  "journal": "J", "year": "2020", "keywords": "x;y"})
