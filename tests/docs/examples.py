@@ -1,0 +1,183 @@
+"""The code blocks of README.md and docs/, and a reader who runs them in order.
+
+A page's ```bash and ```python blocks run top to bottom in one folder (the world of
+`world.py`), as a reader following the page would run them: bash blocks each in a fresh
+`bash -e`, python blocks in one interpreter per page, so that a later block sees the
+names an earlier one made. Two comments steer it, each on a line of its own:
+
+- `<!-- not run: REASON -->` right before a block: it is not run, and REASON says why
+  (a GPU, a Milvus server, a Ray cluster, an install). The tests count these.
+- `<!-- examples start with: PATH ... -->` anywhere on a page: an index of
+  `papers.jsonl` is at each PATH before the first block runs, for pages that assume
+  the reader built one already.
+
+A block that runs `embedsearch serve` gets the server started in the background on a
+free port (curl's requests to 127.0.0.1:8000 later in the block go to the newest one),
+goes on once it answers, and stops it when the block ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Block", "PageRunner", "blocks", "documentation_pages", "given_indexes"]
+
+REPO = Path(__file__).resolve().parents[2]
+RUN_LANGUAGES = {"bash": "bash", "sh": "bash", "shell": "bash", "python": "python",
+                 "py": "python"}
+_FENCE = re.compile(r"^(?P<indent> *)```(?P<language>[\w-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)```",
+                    re.M | re.S)
+_NOT_RUN = re.compile(r"<!--\s*not run:(?P<reason>.*?)-->\s*$")
+_GIVEN = re.compile(r"^<!--\s*examples start with:(?P<paths>.*?)-->\s*$", re.M)
+BLOCK_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block: where it is, its language, its code, why it is not run."""
+
+    page: Path
+    line: int
+    language: str
+    code: str
+    not_run: str | None
+
+    def __str__(self) -> str:
+        return f"{self.page.relative_to(REPO)}:{self.line} ({self.language})"
+
+
+def documentation_pages() -> list[Path]:
+    """README.md and every markdown page under docs/."""
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
+def blocks(page: Path) -> list[Block]:
+    """The page's shell and Python blocks, in order."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in _FENCE.finditer(text):
+        language = RUN_LANGUAGES.get(match["language"].lower())
+        if language is None:
+            continue
+        before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marker = _NOT_RUN.search(before)
+        indent = len(match["indent"])
+        code = "\n".join(line[indent:] for line in match["code"].splitlines())
+        found.append(Block(page, text.count("\n", 0, match.start()) + 1, language, code,
+                           marker["reason"].strip() if marker else None))
+    return found
+
+
+def given_indexes(page: Path) -> list[str]:
+    """The index paths the page's examples take as built already."""
+    return [path for match in _GIVEN.finditer(page.read_text(encoding="utf-8"))
+            for path in match["paths"].split()]
+
+
+# Bash: `embedsearch serve` in the background on $DOCS_PORT until the block ends, and
+# curl pointed at it. Everything else is the installed command, as a reader runs it.
+_BASH_PRELUDE = r"""
+set -eo pipefail
+__servers=() __port=$DOCS_PORT
+trap '__status=$?; for p in "${__servers[@]}"; do kill "$p"; wait "$p" || true; done 2>/dev/null
+      exit $__status' EXIT
+embedsearch() {
+  if [ "$1" != serve ]; then command embedsearch "$@"; return; fi
+  __port=$((DOCS_PORT + ${#__servers[@]}))
+  command embedsearch "$@" --port "$__port" & __servers+=($!)
+  for _ in $(seq 600); do
+    command curl -s -o /dev/null "http://127.0.0.1:$__port/" && return 0
+    kill -0 "$!" 2>/dev/null || { echo "embedsearch serve exited" >&2; return 1; }
+    sleep 0.2
+  done
+  echo "embedsearch serve did not answer in 120 s" >&2; return 1
+}
+curl() {
+  local args=(); for a in "$@"; do args+=("${a//127.0.0.1:8000/127.0.0.1:$__port}"); done
+  command curl --silent --show-error --fail "${args[@]}"
+}
+"""
+
+# One interpreter per page: each request is one block, run in the page's namespace.
+_PYTHON_WORKER = r"""
+import contextlib, io, json, sys, traceback
+channel, namespace = sys.stdout, {"__name__": "__main__"}
+for request in sys.stdin:
+    block, output, error = json.loads(request), io.StringIO(), None
+    try:
+        code = compile("\n" * (block["line"]) + block["code"], block["page"], "exec")
+        with contextlib.redirect_stdout(output):
+            exec(code, namespace)
+    except BaseException:
+        error = traceback.format_exc()
+    channel.write(json.dumps({"output": output.getvalue(), "error": error}) + "\n")
+    channel.flush()
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class PageRunner:
+    """Runs one page's blocks in `folder`, keeping its Python namespace between them."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        scripts = str(Path(sys.executable).parent)
+        if shutil.which("embedsearch", path=scripts) is None:
+            raise RuntimeError(f"no embedsearch command next to {sys.executable}: "
+                               "pip install -e . in this environment")
+        self.env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ['PATH']}",
+                    "HOME": str(folder / "home"), "DOCS_PORT": str(_free_port())}
+        self._python: subprocess.Popen[str] | None = None
+
+    def run(self, block: Block) -> str:
+        """Run one block; its output, or AssertionError with the block and what it said."""
+        if block.language == "bash":
+            return self._bash(block)
+        return self._exec_python(block)
+
+    def _bash(self, block: Block) -> str:
+        result = subprocess.run(["bash", "-c", _BASH_PRELUDE + block.code], cwd=self.folder,
+                                env=self.env, capture_output=True, text=True,
+                                timeout=BLOCK_TIMEOUT_S)
+        if result.returncode != 0:
+            raise AssertionError(f"{block} exited with {result.returncode}:\n{block.code}\n"
+                                 f"--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}")
+        return result.stdout
+
+    def _exec_python(self, block: Block) -> str:
+        if self._python is None:
+            self._python = subprocess.Popen([sys.executable, "-c", _PYTHON_WORKER],
+                                            cwd=self.folder, env=self.env, text=True,
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self._python.stdin is not None and self._python.stdout is not None
+        self._python.stdin.write(json.dumps({"page": str(block.page), "line": block.line,
+                                             "code": block.code}) + "\n")
+        self._python.stdin.flush()
+        answer = self._python.stdout.readline()
+        if not answer:
+            raise AssertionError(f"{block}: the interpreter exited:\n{block.code}")
+        result = json.loads(answer)
+        if result["error"]:
+            raise AssertionError(f"{block} raised:\n{block.code}\n--- output\n"
+                                 f"{result['output']}\n--- traceback\n{result['error']}")
+        return str(result["output"])
+
+    def close(self) -> None:
+        if self._python is not None:
+            assert self._python.stdin is not None
+            self._python.stdin.close()
+            self._python.wait(timeout=60)
+            self._python = None

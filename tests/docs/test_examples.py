@@ -1,0 +1,68 @@
+"""Every shell and Python block in README.md and docs/ runs on the world of `world.py`,
+or says why it cannot run here; a renamed option or function fails here, not on a page."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from embedsearch import SearchEngine
+
+from .examples import REPO, RUN_LANGUAGES, PageRunner, blocks, documentation_pages, given_indexes
+from .world import make_world
+
+#: Fences that are not code to run: output, diagrams, file layouts, data.
+NOT_CODE = {"", "text", "json", "yaml", "toml", "csv", "bibtex"}
+PAGES = [page for page in documentation_pages()
+         if any(block.not_run is None for block in blocks(page))]
+
+
+@pytest.fixture(scope="session")
+def world_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index a page that starts with one finds: papers.jsonl of the world, built once."""
+    world = make_world(tmp_path_factory.mktemp("docs-world"))
+    SearchEngine.build_from_files(world / "indexes" / "mine", [world / "papers.jsonl"]).close()
+    return world / "indexes" / "mine"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
+def test_page_examples_run(page: Path, tmp_path: Path, world_index: Path) -> None:
+    world = make_world(tmp_path / "world")
+    for path in given_indexes(page):
+        shutil.copytree(world_index, world / path)
+    runner = PageRunner(world)
+    ran = 0
+    try:
+        for block in blocks(page):
+            if block.not_run is None:
+                runner.run(block)
+                ran += 1
+    finally:
+        runner.close()
+    assert ran == sum(block.not_run is None for block in blocks(page))
+
+
+def test_every_block_runs_or_says_why() -> None:
+    unmarked_languages, no_reason, stray = [], [], []
+    fence = re.compile(r"^ *```([\w-]*)", re.M)
+    for page in documentation_pages():
+        text = page.read_text(encoding="utf-8")
+        languages = fence.findall(text)[::2]       # opening fences only
+        unmarked_languages += [f"{page.name}: ```{language}" for language in languages
+                               if language.lower() not in {*RUN_LANGUAGES, *NOT_CODE}]
+        page_blocks = blocks(page)
+        no_reason += [str(block) for block in page_blocks if block.not_run == ""]
+        markers = text.count("<!-- not run:")
+        if markers != sum(block.not_run is not None for block in page_blocks):
+            stray.append(f"{page.name}: {markers} 'not run' markers, not each right "
+                         "before a bash or python block")
+    assert not unmarked_languages, ("blocks in a language the examples test neither runs "
+                                    f"nor knows as output: {unmarked_languages}")
+    assert not no_reason, f"'not run' without a reason: {no_reason}"
+    assert not stray, stray
+    counted = [block for page in documentation_pages() for block in blocks(page)]
+    assert sum(block.not_run is None for block in counted) > len(counted) / 2, (
+        "most examples should run; each 'not run' needs what this machine lacks")
