@@ -49,7 +49,25 @@ __all__ = ["SearchEngine"]
 
 
 class SearchEngine:
-    """An open index. Build one with `build`/`build_from_files`, open one with `open`."""
+    """An open index: search it, find papers like others, add and remove papers.
+
+    Make one with `build` or `build_from_files` (encode papers into a new index), or
+    `open` (an index built before, by any process). One engine may serve many threads;
+    several processes may open the same index while one of them writes: each call
+    reads the newest state the index had when it began. Close it (or use `with`) to
+    let go of its files.
+
+    Example:
+        ```python
+        from embedsearch import Filters, SearchEngine
+
+        with SearchEngine.open("indexes/mine") as engine:
+            for hit in engine.search("graph neural networks for molecules", k=3,
+                                     filters=Filters.parse(year="2023-")):
+                print(hit.rank, round(hit.score, 3), hit.paper.id, hit.evidence)
+            like = engine.similar(hit.paper.id, k=3)     # papers like the last hit
+        ```
+    """
 
     def __init__(self, directory: IndexDirectory, *, model: str | ModelSpec | None = None,
                  backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
@@ -71,15 +89,31 @@ class SearchEngine:
              backend: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
              cache: bool = True, verify: bool = True, query_prompt: str | None = None,
              secrets: Mapping[str, str] | None = None) -> SearchEngine:
-        """Open the index at `path`, checking its files (sha256 unless `verify=False`).
+        """Open the index at `path`, checking its files first.
 
-        `model`, `backend` and `query_prompt` name the query encoder; by default the ones
-        that built the index (its model, backend and prompts). A different one is
-        refused, as its vectors are not comparable.
-        `cache_dir` holds exported models and the embedding cache `add` uses (unless
-        `cache=False`). `secrets`: what the index's storage needs to open it and must never
-        be written to disk, such as `{"token": ...}` for a Milvus server that asks for one
-        (default there: the MILVUS_TOKEN environment variable).
+        Args:
+            path: the index directory (what `build` wrote).
+            model: the query encoder's model; by default the one that built the index.
+                Another model is refused: its vectors are not comparable.
+            backend: the query encoder's runtime (torch, onnx, openvino, ...); by default
+                the index's.
+            cache_dir: exported models and the embedding cache `add` uses (default
+                `$EMBEDSEARCH_CACHE_DIR` or `~/.cache/embedsearch`).
+            cache: False to neither read nor store cached vectors.
+            verify: False to skip the sha256 of every file (size is still checked).
+            query_prompt: text put before queries; by default the index's, and another
+                is refused.
+            secrets: what the index's storage needs and must never be written to disk,
+                such as `{"token": ...}` for a Milvus server (default there:
+                `$MILVUS_TOKEN`).
+
+        Raises:
+            IndexNotFoundError: no index at `path`.
+            IndexCorruptError: a file is missing, cut short or fails its checksum.
+            IndexIncompatibleError: a format this version cannot read (the message says
+                to run `embedsearch upgrade`, or which version to install), or a
+                `model` or `query_prompt` other than the index's.
+            ModelError: the model cannot be found or loaded.
         """
         return cls(IndexDirectory(path), model=model, backend=backend, cache_dir=cache_dir,
                    cache=cache, verify=verify, secrets=secrets,
@@ -99,25 +133,51 @@ class SearchEngine:
               executor: Executor | None = None, storage: Target | None = None,
               query_prompt: str | None = None, document_prompt: str | None = None,
               allow_title_only: bool = False) -> SearchEngine:
-        """Encode `papers` (Paper objects or mappings with at least an abstract) into a
-        new index at `out`.
+        """Encode `papers` into a new index at `out` and open it.
 
-        `index_type` is auto, flat, hnsw, ivf, ivfpq or a FAISS factory string (auto:
-        exact up to `exact_max` papers (default 50,000), then HNSW, or ivfpq when HNSW
-        would not fit `memory_budget` bytes); `backend` the encoder backend (auto: the
-        fastest that agrees with torch here); `cache` reuses and stores vectors in the
-        embedding cache under `cache_dir`. `vectors` skips encoding: the papers' embeddings
-        already made by this model and backend. `wait`: seconds to wait for another writer
-        of `out` (None: as long as it takes).
-        `executor` computes the vectors the cache lacks: this process by default, or a
-        Ray cluster with `RayExecutor` (same vectors, same index). `storage`: where the
-        vectors, words and papers live: files in `out` (None or `Local()`, the default) or a
-        Milvus collection (`Milvus(uri, collection)`; `out` then holds the manifest).
-        `query_prompt` / `document_prompt`: put before queries / papers' texts; by default
-        the model's own (its sentence-transformers configuration, or its known family's),
-        "" for none. Queries of the index then use its query prompt.
-        `allow_title_only`: index papers without an abstract (`Paper.title_only`) on
-        their titles; by default they are refused.
+        Args:
+            out: the index directory to create.
+            papers: `Paper` objects, or mappings with at least an `abstract` (the fields
+                of [input formats](input-formats.md)); ids must be unique.
+            model: a sentence-transformers model name or folder (default: the bundled
+                all-MiniLM-L6-v2).
+            index_type: `auto`, `flat`, `hnsw`, `ivf`, `ivfpq` or a FAISS factory string.
+                `auto` is exact search up to `exact_max` papers (default 50,000), then
+                HNSW, or ivfpq when HNSW would not fit `memory_budget`.
+            index_params: the index type's parameters (`{"efSearch": 128}`).
+            fields: the paper fields the vectors are made from.
+            lexical_fields: the paper fields BM25 indexes.
+            exact_max: the most papers `auto` searches exactly.
+            memory_budget: bytes the vector index may take in memory.
+            overwrite: replace an index already at `out`.
+            progress: show progress bars on stderr.
+            backend: the encoder runtime; `auto` takes the fastest that agrees with
+                torch on this machine.
+            batch_size: texts encoded at once (default: the backend's).
+            cache_dir: exported models and the embedding cache.
+            cache: False to neither read nor store cached vectors.
+            vectors: the papers' embeddings, already made by this model and backend, in
+                the order of `papers`: nothing is encoded.
+            wait: seconds to wait for another writer of `out` (None: no limit).
+            executor: what computes the vectors the cache lacks: this process by
+                default, or a Ray cluster (`embedsearch.encoding.RayExecutor`).
+            storage: where vectors, words and papers live: files in `out` (`None` or
+                `Local()`) or a Milvus collection (`Milvus(uri, collection)`).
+            query_prompt: text put before queries; by default the model's own, `""` for
+                none. The index keeps it, and its queries use it.
+            document_prompt: text put before papers' texts, likewise.
+            allow_title_only: index papers without an abstract on their titles
+                (`Paper.title_only`) instead of refusing them.
+
+        Returns:
+            The new index, open.
+
+        Raises:
+            IndexExistsError: `out` holds an index (or other files) and not `overwrite`.
+            InputError: a paper lacks an abstract (without `allow_title_only`), or ids
+                repeat.
+            IndexBusyError: another process kept writing `out` for longer than `wait`.
+            ModelError: the model cannot be found or loaded.
         """
         records = papers_from_records(papers)
         check_abstracts(records, allow_title_only)
@@ -139,7 +199,21 @@ class SearchEngine:
     @classmethod
     def build_from_files(cls, out: str | os.PathLike[str], paths: Iterable[str | os.PathLike[str]],
                          *, format: str | None = None, **options: Any) -> SearchEngine:
-        """Read `paths` (any input format; `format` overrides) and `build`."""
+        """Read the papers of `paths` and `build` an index of them.
+
+        Args:
+            out: the index directory to create.
+            paths: files in any [input format](input-formats.md) (JSON
+                lines, CSV, BibTeX, RIS, CSL-JSON, arXiv, OpenAlex, ...), chosen by
+                extension or content.
+            format: read every file as this format instead.
+            **options: as for `build`.
+
+        Raises:
+            InputError: a file cannot be read; the message names the file, line and
+                field.
+            IndexExistsError: as for `build`, and the other errors of `build`.
+        """
         title_only = bool(options.get("allow_title_only", False))
         return cls.build(out, read_papers([Path(p) for p in paths], format,
                                           title_only=title_only), **options)
@@ -215,7 +289,11 @@ class SearchEngine:
             return describe(self._directory, view.manifest)
 
     def get(self, paper_id: str) -> Paper:
-        """The paper with id `paper_id`; PaperNotFoundError if there is none."""
+        """The paper with id `paper_id`.
+
+        Raises:
+            PaperNotFoundError: the index has no such paper.
+        """
         with self.snapshot() as view:  # a write swaps the store; never read a closed one
             key = self._key(view, paper_id)
             return view.papers([key])[key]
@@ -234,10 +312,25 @@ class SearchEngine:
                evidence: bool = True) -> Hits:
         """The `k` papers that best match `query`, best first.
 
-        `mode`: hybrid (BM25 and dense, fused; the default), dense or lexical.
-        `positives`: ids of papers like the ones wanted; their vectors join the query's.
-        `diverse`: re-rank for variety (maximal marginal relevance), so near-duplicates do
-        not fill the page. `evidence`: give each hit its best-matching sentence.
+        Args:
+            query: what the papers are about, in words.
+            k: how many hits (1 to 10,000).
+            filters: which papers may be returned (years, venues, keywords); the search
+                ranks within them rather than filtering its top k.
+            mode: `hybrid` (BM25 and meaning, fused; the default), `dense` (meaning
+                only) or `lexical` (shared words only).
+            positives: ids of papers like the ones wanted; their vectors join the
+                query's.
+            diverse: re-rank for variety (maximal marginal relevance), so near-duplicates
+                do not fill the page.
+            evidence: give each hit the sentence of its abstract that best matches.
+
+        Returns:
+            The hits, a list of `Hit` (a table in Jupyter; `to_pandas()` for a DataFrame).
+
+        Raises:
+            QueryError: an empty query, `k` out of range, or an unknown mode.
+            PaperNotFoundError: a `positives` id the index lacks.
         """
         return self.search_many([query], k, filters=filters, mode=mode, positives=positives,
                                 diverse=diverse, evidence=evidence)[0]
@@ -246,7 +339,12 @@ class SearchEngine:
                     filters: Filters | None = None, mode: str = "hybrid",
                     positives: Sequence[str] = (), diverse: bool = False,
                     evidence: bool = True) -> list[Hits]:
-        """`search` for each query, their vectors encoded together in one batch."""
+        """`search` for each of `queries`, their vectors encoded in one batch (faster than
+        one call each); the other arguments as for `search`.
+
+        Returns:
+            The hits of each query, in the order of `queries`.
+        """
         if isinstance(queries, str):
             raise QueryError("search_many takes a list of queries; use search for one")
         texts = [check_query(query) for query in queries]
@@ -272,9 +370,21 @@ class SearchEngine:
                 diverse: bool = False, evidence: bool = True) -> Hits:
         """The `k` papers closest to the given papers and, with `negatives`, far from those.
 
-        Ranked by the stored vectors (nothing is re-encoded): the mean of the positive
-        papers' vectors minus half the mean of the negative ones. The examples themselves
-        are never returned.
+        Ranked by the stored vectors (nothing is re-encoded): the mean of the given
+        papers' vectors minus half the mean of the negatives'. The given papers are never
+        returned.
+
+        Args:
+            paper_ids: one id, or several, of papers in the index.
+            k: how many hits.
+            negatives: ids of papers unlike the ones wanted.
+            filters: which papers may be returned.
+            diverse: re-rank for variety, as for `search`.
+            evidence: give each hit its sentence closest to the examples.
+
+        Raises:
+            PaperNotFoundError: an id the index lacks.
+            QueryError: no id, or `k` out of range.
         """
         check_k(k)
         ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
@@ -289,14 +399,27 @@ class SearchEngine:
                           negatives: Iterable[Paper | Mapping[str, Any]] = (),
                           filters: Filters | None = None, diverse: bool = False,
                           evidence: bool = True) -> Hits:
-        """The `k` papers of the index closest to `papers`, which need not be in it.
+        """The `k` papers of the index closest to `papers`, which need not be in it: a
+        bibliography, a reading list, your own drafts.
 
-        A given paper the index holds (same id, or same title ignoring case, punctuation
-        and spacing) uses its stored vector and is never returned; the others are encoded
-        together in one batch. A paper without an abstract (a bibliography entry known by
-        its title) is encoded from its title and keywords and weighs half
-        (`examples.TITLE_ONLY_WEIGHT`). Ranked like `similar`: the mean of the papers' vectors
-        minus half the mean of the `negatives`' vectors.
+        A given paper the index holds (same id, DOI, arXiv id, or title ignoring case,
+        punctuation and spacing) uses its stored vector and is never returned; the
+        others are encoded together in one batch. A paper without an abstract (an entry
+        known by its title) is encoded from its title and keywords and weighs half
+        (`examples.TITLE_ONLY_WEIGHT`). Ranked like `similar`.
+
+        Args:
+            papers: `Paper` objects or mappings (`{"title": ..., "abstract": ...}`),
+                as `read_papers` or `read_bibliography` return them.
+            k: how many hits.
+            negatives: papers unlike the ones wanted, likewise.
+            filters: which papers may be returned.
+            diverse: re-rank for variety, as for `search`.
+            evidence: give each hit its sentence closest to the examples.
+
+        Raises:
+            QueryError: no paper given, or `k` out of range.
+            InputError: a paper with neither an abstract nor a title.
         """
         check_k(k)
         given = papers_from_records(papers, title_only=True)
@@ -359,13 +482,26 @@ class SearchEngine:
     def add(self, papers: Iterable[Paper | Mapping[str, Any]], *, progress: bool = False,
             wait: float | None = DEFAULT_WAIT, executor: Executor | None = None,
             allow_title_only: bool = False) -> int:
-        """Encode and add the papers whose ids are new; returns how many were added.
+        """Encode and add the papers whose ids are new.
 
-        Papers already in the index (by id) are left as they are and not re-encoded. They
-        are encoded before the writers' lock is taken, then added to the newest generation
-        (skipping any another process added meanwhile); `wait` bounds the wait for the
-        lock in seconds (None: no bound), then IndexBusyError. `executor` and
-        `allow_title_only` as for `build`.
+        Papers already in the index (by id) are left as they are and not re-encoded, so
+        adding a grown export again adds only its new papers. They are encoded before
+        the writers' lock is taken, then added to the newest generation (skipping any
+        that another process added meanwhile); readers see all of them or none.
+
+        Args:
+            papers: as for `build`.
+            progress: show progress bars on stderr.
+            wait: seconds to wait for another writer (None: no limit).
+            executor: as for `build`.
+            allow_title_only: as for `build`.
+
+        Returns:
+            How many papers were added.
+
+        Raises:
+            InputError: as for `build`.
+            IndexBusyError: another process kept writing for longer than `wait`.
         """
         records = papers_from_records(papers)
         check_abstracts(records, allow_title_only)
@@ -382,14 +518,30 @@ class SearchEngine:
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *, format: str | None = None,
                   progress: bool = False, wait: float | None = DEFAULT_WAIT,
                   executor: Executor | None = None, allow_title_only: bool = False) -> int:
-        """`add` the papers of `paths`."""
+        """`add` the papers of `paths` (any input format; `format` forces one).
+
+        Raises:
+            InputError: a file cannot be read; the message names the file, line and
+                field. Nothing is added then.
+        """
         papers = read_papers([Path(p) for p in paths], format, title_only=allow_title_only)
         return self.add(papers, progress=progress, wait=wait, executor=executor,
                         allow_title_only=allow_title_only)
 
     def remove(self, paper_ids: Iterable[str], *, wait: float | None = DEFAULT_WAIT) -> int:
-        """Remove papers by id (all must exist, or nothing changes); returns the count.
-        `wait` as for `add`."""
+        """Remove papers by id: all of them, or none if one is unknown.
+
+        Args:
+            paper_ids: ids of papers in the index.
+            wait: seconds to wait for another writer (None: no limit).
+
+        Returns:
+            How many papers were removed.
+
+        Raises:
+            PaperNotFoundError: an id the index lacks (nothing is removed).
+            IndexBusyError: another process kept writing for longer than `wait`.
+        """
         ids = list(dict.fromkeys(paper_ids))
         with self.snapshot() as view:
             for paper_id in ids:  # refuse an unknown id before waiting for the lock

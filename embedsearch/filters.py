@@ -21,7 +21,14 @@ _YEAR_RANGE = re.compile(r"^\s*(\d{4})?\s*(-|–|\.\.)?\s*(\d{4})?\s*$")
 
 @dataclass(frozen=True)
 class Filters:
-    """Which papers a query may return; the empty Filters admits every paper."""
+    """Which papers a query may return; the empty Filters admits every paper.
+
+    A paper passes when its year is within the bounds (either may be open), its venue
+    is one of `venues` and one of its keywords is one of `keywords` (each ignoring
+    case; an empty list admits all). Searches rank within the papers that pass, so a
+    filtered search still returns `k` hits whenever `k` papers pass. Build one from
+    user text with `Filters.parse`.
+    """
 
     year_min: int | None = None
     year_max: int | None = None
@@ -38,7 +45,25 @@ class Filters:
         venues: Iterable[str] = (),
         keywords: Iterable[str] = (),
     ) -> Filters:
-        """Filters from user text: `year` is '2024', '2023-2025', '2023-' or '-2024'."""
+        """Filters from user text, as the CLI and the server take them.
+
+        Args:
+            year: `2024`, `"2023-2025"`, `"2023-"` (from) or `"-2024"` (up to).
+            venues: venue names, any of which matches (case ignored).
+            keywords: author keywords, any of which matches (case ignored).
+
+        Raises:
+            QueryError: a year that is not one, a range whose start is after its end,
+                or an empty venue or keyword; `parameter` names which.
+
+        Example:
+            ```python
+            from embedsearch import Filters
+
+            recent_iclr = Filters.parse(year="2023-", venues=["ICLR"])
+            print(recent_iclr.to_dict())
+            ```
+        """
         year_min, year_max = _parse_years(year)
         return cls(
             year_min=year_min,

@@ -44,7 +44,14 @@ _NOT_WORD = re.compile(r"[\W_]+")
 
 @dataclass(frozen=True, slots=True)
 class Paper:
-    """One paper: an id, an abstract, and whatever metadata the corpus provides."""
+    """One paper: an id, an abstract, and whatever metadata the corpus provides.
+
+    What readers make of every input format, what the index stores and what each
+    `Hit` carries. Text fields are `""` and `year` is None when the corpus does not
+    say. A paper without a title gets its abstract's first sentence as one, marked
+    `title_derived` (left out of the encoded text); one without an abstract is a
+    bibliography entry known by its title (`title_only`).
+    """
 
     id: str
     abstract: str

@@ -152,9 +152,23 @@ class Bibliography:
 
 def read_bibliography(paths: Iterable[str | Path], format: str | None = None, *,
                       title_only: bool = False, strict: bool = False) -> Bibliography:
-    """All papers of `paths` and what was passed over; refuses duplicate ids, naming
-    both places they occur. `title_only`: keep entries without an abstract (known by
-    their titles); `strict`: a malformed entry is an error rather than skipped."""
+    """All papers of `paths`, and every entry passed over with the reason.
+
+    Args:
+        paths: files in any [input format](input-formats.md), each chosen by its
+            extension or first record (`.gz` read as it goes).
+        format: read every file as this format (`jsonl`, `bibtex`, `ris`, ...).
+        title_only: keep entries without an abstract, known by their titles, instead
+            of passing over them.
+        strict: make a malformed entry an error instead of passing over it.
+
+    Returns:
+        The papers kept and the entries skipped (`Bibliography.report()` lists them).
+
+    Raises:
+        InputError: a file that cannot be read, a bad field, or an id given twice;
+            the message names the file, line and field (both places for an id).
+    """
     seen: dict[str, str] = {}
     found = Bibliography([])
     for paper, where in iter_papers(paths, format, title_only=title_only, strict=strict,
@@ -168,6 +182,16 @@ def read_bibliography(paths: Iterable[str | Path], format: str | None = None, *,
 
 def read_papers(paths: Iterable[str | Path], format: str | None = None, *,
                 title_only: bool = False, strict: bool = False) -> list[Paper]:
-    """All papers of `paths` (see `read_bibliography`), what was passed over reported
-    as warnings."""
+    """All papers of `paths`, what was passed over logged as warnings.
+
+    Arguments and errors as for `read_bibliography`.
+
+    Example:
+        ```python
+        from embedsearch import read_papers
+
+        papers = read_papers(["papers.jsonl", "more.csv"])
+        print(len(papers), papers[0].id, papers[0].title)
+        ```
+    """
     return read_bibliography(paths, format, title_only=title_only, strict=strict).papers

@@ -18,6 +18,7 @@ goes on once it answers, and stops it when the block ends.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -28,14 +29,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Block", "PageRunner", "blocks", "documentation_pages", "given_indexes"]
+__all__ = ["Block", "PageRunner", "blocks", "docstring_blocks", "documentation_pages",
+           "given_indexes"]
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_LANGUAGES = {"bash": "bash", "sh": "bash", "shell": "bash", "python": "python",
                  "py": "python"}
 _FENCE = re.compile(r"^(?P<indent> *)```(?P<language>[\w-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)```",
                     re.M | re.S)
-_NOT_RUN = re.compile(r"<!--\s*not run:(?P<reason>.*?)-->\s*$")
+_NOT_RUN = re.compile(r"^\s*<!--\s*not run:(?P<reason>.*?)-->\s*$")
 _GIVEN = re.compile(r"^<!--\s*examples start with:(?P<paths>.*?)-->\s*$", re.M)
 BLOCK_TIMEOUT_S = 300
 
@@ -59,9 +61,10 @@ def documentation_pages() -> list[Path]:
     return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 
 
-def blocks(page: Path) -> list[Block]:
-    """The page's shell and Python blocks, in order."""
-    text = page.read_text(encoding="utf-8")
+def blocks(page: Path, text: str | None = None, first_line: int = 1) -> list[Block]:
+    """The page's shell and Python blocks, in order (of `text` if given: a docstring of
+    `page` starting at its line `first_line`)."""
+    text = page.read_text(encoding="utf-8") if text is None else text
     found = []
     for match in _FENCE.finditer(text):
         language = RUN_LANGUAGES.get(match["language"].lower())
@@ -71,8 +74,32 @@ def blocks(page: Path) -> list[Block]:
         marker = _NOT_RUN.search(before)
         indent = len(match["indent"])
         code = "\n".join(line[indent:] for line in match["code"].splitlines())
-        found.append(Block(page, text.count("\n", 0, match.start()) + 1, language, code,
-                           marker["reason"].strip() if marker else None))
+        found.append(Block(page, text.count("\n", 0, match.start()) + first_line, language,
+                           code, marker["reason"].strip() if marker else None))
+    return found
+
+
+def docstring_blocks() -> list[Block]:
+    """The examples in the docstrings of `embedsearch.__all__` and their public members:
+    the Python reference shows them."""
+    import embedsearch
+
+    found: list[Block] = []
+    seen: set[int] = set()
+    for name in embedsearch.__all__:
+        owner = getattr(embedsearch, name)
+        members = [owner]
+        if inspect.isclass(owner):
+            members += [member for attribute, member in vars(owner).items()
+                        if not attribute.startswith("_")]
+        for member in members:
+            member = getattr(member, "__func__", member)  # classmethods
+            doc = inspect.getdoc(member)
+            if not doc or "```" not in doc or id(member) in seen:
+                continue
+            seen.add(id(member))
+            source = Path(inspect.getsourcefile(member) or "")
+            found += blocks(source, doc, inspect.getsourcelines(member)[1])
     return found
 
 

@@ -11,7 +11,16 @@ import pytest
 
 from embedsearch import SearchEngine
 
-from .examples import REPO, RUN_LANGUAGES, PageRunner, blocks, documentation_pages, given_indexes
+from .examples import (
+    REPO,
+    RUN_LANGUAGES,
+    Block,
+    PageRunner,
+    blocks,
+    docstring_blocks,
+    documentation_pages,
+    given_indexes,
+)
 from .world import make_world
 
 #: Fences that are not code to run: output, diagrams, file layouts, data.
@@ -28,21 +37,37 @@ def world_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return world / "indexes" / "mine"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
-def test_page_examples_run(page: Path, tmp_path: Path, world_index: Path) -> None:
-    world = make_world(tmp_path / "world")
-    for path in given_indexes(page):
-        shutil.copytree(world_index, world / path)
+def _run_all(examples: list[Block], world: Path) -> int:
+    """Run the blocks not marked 'not run', in order; how many ran."""
     runner = PageRunner(world)
     ran = 0
     try:
-        for block in blocks(page):
+        for block in examples:
             if block.not_run is None:
                 runner.run(block)
                 ran += 1
     finally:
         runner.close()
+    return ran
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
+def test_page_examples_run(page: Path, tmp_path: Path, world_index: Path) -> None:
+    world = make_world(tmp_path / "world")
+    for path in given_indexes(page):
+        shutil.copytree(world_index, world / path)
+    ran = _run_all(blocks(page), world)
     assert ran == sum(block.not_run is None for block in blocks(page))
+
+
+def test_docstring_examples_run(tmp_path: Path, world_index: Path) -> None:
+    # The Python reference shows these; they run with indexes/mine built, as a reader
+    # of the tutorial has it.
+    examples = docstring_blocks()
+    assert len(examples) >= 3, "SearchEngine, Filters.parse and read_papers show examples"
+    world = make_world(tmp_path / "world")
+    shutil.copytree(world_index, world / "indexes" / "mine")
+    assert _run_all(examples, world) == len(examples)
 
 
 def test_every_block_runs_or_says_why() -> None:
@@ -55,7 +80,7 @@ def test_every_block_runs_or_says_why() -> None:
                                if language.lower() not in {*RUN_LANGUAGES, *NOT_CODE}]
         page_blocks = blocks(page)
         no_reason += [str(block) for block in page_blocks if block.not_run == ""]
-        markers = text.count("<!-- not run:")
+        markers = len(re.findall(r"^\s*<!-- not run:", text, re.M))
         if markers != sum(block.not_run is not None for block in page_blocks):
             stray.append(f"{page.name}: {markers} 'not run' markers, not each right "
                          "before a bash or python block")
