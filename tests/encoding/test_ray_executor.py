@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from embedsearch import SearchEngine
-from embedsearch.encoding import Encoder, ModelSpec, RayExecutor
+from embedsearch.encoding import Encoder, ModelSpec, RayExecutor, resolve_model
 from embedsearch.errors import ModelError
 from embedsearch.indexing import build_index
 from embedsearch.papers import embedding_text
@@ -135,8 +135,10 @@ def test_a_failed_job_changes_no_index(ray_instance: None, seed_copy: Path,
     """A worker that cannot hold the driver's model (another fingerprint) fails the job
     with the worker's own error, before anything is written."""
     before = snapshot(seed_copy)
-    real = Encoder().spec
-    encoder = Encoder(ModelSpec(real.name, real.path, "0" * 64), cache=False)
+    real = resolve_model()
+    # A named backend: `auto` would time every backend anew for this unknown fingerprint
+    # (a minute), which is not what this test is about.
+    encoder = Encoder(ModelSpec(real.name, real.path, "0" * 64), backend="torch", cache=False)
     with RayExecutor(actors=1) as executor, pytest.raises(ModelError, match="not the driver"):
         build_index(IndexDirectory(seed_copy), read_papers(seed_files), encoder,
                     overwrite=True, executor=executor)
