@@ -14,6 +14,9 @@ names an earlier one made. Two comments steer it, each on a line of its own:
 A block that runs `embedsearch serve` gets the server started in the background on a
 free port (curl's requests to 127.0.0.1:8000 later in the block go to the newest one),
 goes on once it answers, and stops it when the block ends.
+
+The ```python examples in the docstrings of the public names (`docstring_blocks`) run
+the same way: the Python reference shows them.
 """
 
 from __future__ import annotations
