@@ -263,8 +263,9 @@ def test_math_and_emphasis_typeset_and_abstracts_cannot_inject(page: Any) -> Non
     assert page.locator(".abstract .katex-display").count() == 1
     assert page.locator(".abstract strong").inner_text() == "low-rank"
     assert page.locator(".abstract em").inner_text() == "prove"
-    # The fonts came from this server (the fixture fails on any failed request).
-    assert page.evaluate("document.fonts.check('16px KaTeX_Main')")
+    # The fonts came from this server (the fixture fails on any failed request). They
+    # load after the typesetting, so wait for them (a busy machine takes a while).
+    page.wait_for_function("document.fonts.check('16px KaTeX_Main')", timeout=15_000)
     shot(page, "paper-math")
 
     # The seed paper's "$6\\times$" and "**Lo**w-**R**ank": the evidence words are still
