@@ -25,6 +25,7 @@ import inspect
 import json
 import os
 import re
+import select
 import shutil
 import socket
 import subprocess
@@ -196,6 +197,10 @@ class PageRunner:
         self._python.stdin.write(json.dumps({"page": str(block.page), "line": block.line,
                                              "code": block.code}) + "\n")
         self._python.stdin.flush()
+        # One answer line per block: nothing is left buffered, so select sees it.
+        if not select.select([self._python.stdout], [], [], BLOCK_TIMEOUT_S)[0]:
+            self._python.kill()
+            raise AssertionError(f"{block} did not finish in {BLOCK_TIMEOUT_S} s:\n{block.code}")
         answer = self._python.stdout.readline()
         if not answer:
             raise AssertionError(f"{block}: the interpreter exited:\n{block.code}")

@@ -10,11 +10,14 @@ that the examples read files the code under test did not make.
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from embedsearch.bundled import sample_abstracts
 from embedsearch.encoding import resolve_model
@@ -23,6 +26,8 @@ __all__ = ["INDEXED", "make_world", "world_papers"]
 
 #: papers.jsonl holds the first 30 papers, more.csv the other 8.
 INDEXED = 30
+#: One paper as the files hold it (fields of our JSON lines layout).
+Record = dict[str, Any]
 
 
 def _title(abstract: str) -> str:
@@ -30,7 +35,7 @@ def _title(abstract: str) -> str:
     return " ".join(words[:10]).rstrip(",;:")
 
 
-def world_papers() -> list[dict[str, object]]:
+def world_papers() -> list[Record]:
     """The sample's 38 abstracts as records with ids, titles, authors and keywords."""
     areas = ["representation learning", "reinforcement learning", "generative models",
              "language models", "optimization"]
@@ -40,27 +45,24 @@ def world_papers() -> list[dict[str, object]]:
             for number, abstract in enumerate(sample_abstracts(), start=1)]
 
 
-def _jsonl(records: list[dict[str, object]]) -> str:
+def _jsonl(records: list[Record]) -> str:
     return "".join(json.dumps(record) + "\n" for record in records)
 
 
-def _csv(records: list[dict[str, object]]) -> str:
-    import csv
-    import io
-
+def _csv(records: list[Record]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["id", "title", "abstract", "authors", "year", "venue"])
     for r in records:
-        writer.writerow([r["id"], r["title"], r["abstract"], "; ".join(r["authors"]),  # type: ignore[arg-type]
+        writer.writerow([r["id"], r["title"], r["abstract"], "; ".join(r["authors"]),
                          r["year"], r["venue"]])
     return out.getvalue()
 
 
-def _bibtex(records: list[dict[str, object]]) -> str:
+def _bibtex(records: list[Record]) -> str:
     entries = []
     for r in records:
-        fields = {"title": r["title"], "author": " and ".join(r["authors"]),  # type: ignore[arg-type]
+        fields = {"title": r["title"], "author": " and ".join(r["authors"]),
                   "booktitle": r["venue"], "year": r["year"]}
         if r.get("abstract"):
             fields["abstract"] = r["abstract"]
@@ -69,33 +71,33 @@ def _bibtex(records: list[dict[str, object]]) -> str:
     return "\n".join(entries)
 
 
-def _ris(records: list[dict[str, object]]) -> str:
+def _ris(records: list[Record]) -> str:
     lines = []
     for r in records:
         lines += ["TY  - CONF", f"ID  - {r['id']}", f"TI  - {r['title']}",
-                  *(f"AU  - {author}" for author in r["authors"]),  # type: ignore[attr-defined]
+                  *(f"AU  - {author}" for author in r["authors"]),
                   f"PY  - {r['year']}", f"T2  - {r['venue']}", f"AB  - {r['abstract']}",
                   "ER  - ", ""]
     return "\n".join(lines)
 
 
-def _csl_json(records: list[dict[str, object]]) -> str:
+def _csl_json(records: list[Record]) -> str:
     return json.dumps([{"id": r["id"], "type": "paper-conference", "title": r["title"],
                         "abstract": r["abstract"],
-                        "author": [{"literal": author} for author in r["authors"]],  # type: ignore[attr-defined]
+                        "author": [{"literal": author} for author in r["authors"]],
                         "issued": {"date-parts": [[r["year"]]]},
                         "container-title": r["venue"]} for r in records], indent=1)
 
 
-def _arxiv_snapshot(records: list[dict[str, object]]) -> str:
+def _arxiv_snapshot(records: list[Record]) -> str:
     return _jsonl([{"id": f"2501.{number:05d}", "title": r["title"], "abstract": r["abstract"],
-                    "authors": ", ".join(r["authors"]),  # type: ignore[arg-type]
+                    "authors": ", ".join(r["authors"]),
                     "categories": "cs.LG", "update_date": "2025-01-06",
                     "versions": [{"version": "v1", "created": "Mon, 6 Jan 2025 10:00:00 GMT"}]}
                    for number, r in enumerate(records, start=1)])
 
 
-def _revisited(records: list[dict[str, object]], tag: str) -> list[dict[str, object]]:
+def _revisited(records: list[Record], tag: str) -> list[Record]:
     """New papers: the same abstracts, changed, under new ids."""
     return [{**r, "id": f"{tag}:{number}", "title": f"{r['title']} ({tag})",
              "abstract": f"{r['abstract']} Revisited in study {tag}."}
