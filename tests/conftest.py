@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -181,6 +182,13 @@ def ids_on_disk(index: Path) -> set[str]:
         return {paper.id for _, paper in store.iter_papers()}
     finally:
         store.close()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now, for a server a test starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def run_embedsearch(*args: str | Path) -> subprocess.Popen[str]:

@@ -27,11 +27,12 @@ import os
 import re
 import select
 import shutil
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.conftest import free_port
 
 __all__ = ["Block", "PageRunner", "blocks", "docstring_blocks", "documentation_pages",
            "given_indexes"]
@@ -154,12 +155,6 @@ for request in sys.stdin:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class PageRunner:
     """Runs one page's blocks in `folder`, keeping its Python namespace between them."""
 
@@ -170,7 +165,7 @@ class PageRunner:
             raise RuntimeError(f"no embedsearch command next to {sys.executable}: "
                                "pip install -e . in this environment")
         self.env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ['PATH']}",
-                    "HOME": str(folder / "home"), "DOCS_PORT": str(_free_port())}
+                    "HOME": str(folder / "home"), "DOCS_PORT": str(free_port())}
         self._python: subprocess.Popen[str] | None = None
 
     def run(self, block: Block) -> str:

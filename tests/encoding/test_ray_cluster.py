@@ -8,7 +8,6 @@ no other test may hold a Ray instance meanwhile (test_ray.py's is gone by then).
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 
 from embedsearch import SearchEngine
-from tests.conftest import contents
+from tests.conftest import contents, free_port
 
 try:
     import ray
@@ -34,9 +33,7 @@ RAY = str(Path(sys.executable).parent / "ray")
 @pytest.fixture(scope="module")
 def ray_head() -> Iterator[None]:
     """A one-node cluster; `auto` finds it through the file Ray keeps of the newest one."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     started = subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=2",
                               "--include-dashboard=false", "--disable-usage-stats"],
                              capture_output=True, text=True, timeout=180)

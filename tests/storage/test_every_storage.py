@@ -41,6 +41,7 @@ from tests.conftest import (
     contents,
     dev_records,
     dev_vectors,
+    free_port,
     needs_dev_data,
 )
 
@@ -59,9 +60,7 @@ _SERVER: dict[str, str] = {}  # the server's URI, once started
 @pytest.fixture(scope="module", autouse=True)
 def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`milvus-lite server` on a free port for this module's tests."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     data = tmp_path_factory.mktemp("milvus-server")
     server = subprocess.Popen([str(Path(sys.executable).parent / "milvus-lite"), "server",
                                "--data-dir", str(data), "--host", "127.0.0.1",
