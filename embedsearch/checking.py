@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,6 +75,10 @@ class CheckReport:
     def whole(self) -> bool:
         """No problem, or none left after the repair."""
         return not (self.problems if self.remains is None else self.remains)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (`check --json`), `whole` first."""
+        return {"whole": self.whole, **asdict(self)}
 
 
 Writer = Callable[[Update], int]

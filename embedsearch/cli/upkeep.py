@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from typing import Any
 
 from .commands import index_path, say, storage_options
 
@@ -75,7 +74,7 @@ def check(args: argparse.Namespace) -> int:
             report = engine.check(deep=args.deep, sample=args.sample, repair=args.repair,
                                   wait=args.wait)
     if args.json:
-        print(json.dumps(_report_record(report)))
+        print(json.dumps(report.to_dict()))
     else:
         for problem in report.problems:
             print(problem)
@@ -90,16 +89,6 @@ def check(args: argparse.Namespace) -> int:
             print(f"still: {problem}")
         say(args, "The index is whole." if report.whole else "The index has problems.")
     return 0 if report.whole else 1
-
-
-def _report_record(report: Any) -> dict[str, Any]:
-    drift = report.drift
-    return {"whole": report.whole, "problems": report.problems,
-            "drift": None if drift is None else {
-                "sampled": drift.sampled, "mean_cosine": drift.mean_cosine,
-                "min_cosine": drift.min_cosine, "drifted": list(drift.drifted),
-                "threshold": drift.threshold},
-            "repaired": report.repaired, "remains": report.remains}
 
 
 def backup(args: argparse.Namespace) -> None:

@@ -142,9 +142,7 @@ class IndexDirectory:
         """What a writer or reader that died left beside the current generation: staging
         folders (while no writer holds the lock), a manifest written aside, generations
         never published, and old ones no reader holds (the next write removes those)."""
-        writing = (fd := try_exclusive(self.path / _LOCK)) is None
-        if fd is not None:
-            os.close(fd)
+        writing = _held(self.path / _LOCK)
         found = []
         for entry in sorted(self.path.iterdir()):
             if entry.name.startswith((".g", f".{MANIFEST}.")) and not writing:
@@ -153,7 +151,7 @@ class IndexDirectory:
                 number = int(entry.name[1:])
                 if number > manifest.generation:
                     found.append(f"{entry} was never published (its writer died)")
-                elif number < manifest.generation and not _leased(entry):
+                elif number < manifest.generation and not _held(self._lease_file(entry)):
                     found.append(f"{entry} is an old generation no reader holds")
         return found
 
@@ -352,8 +350,9 @@ def _file_problem(target: Path, expected: dict[str, object], checksums: bool) ->
     return None
 
 
-def _leased(folder: Path) -> bool:
-    fd = try_exclusive(IndexDirectory._lease_file(folder))
+def _held(lock: Path) -> bool:
+    """Whether a process holds `lock` (a writers' lock or a reader's lease) now."""
+    fd = try_exclusive(lock)
     if fd is None:
         return True
     os.close(fd)

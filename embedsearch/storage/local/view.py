@@ -122,10 +122,9 @@ class LocalView(View):
 
     def check(self) -> list[str]:
         problems = []
+        stored = self.store.keys()
         held = {"the vector index": self.parts.vectors.keys(),
-                "the lexical index": self.parts.lexical.keys(),
-                "the paper store": self.store.keys()}
-        stored = held["the paper store"]
+                "the lexical index": self.parts.lexical.keys()}
         for part, keys in held.items():
             if not np.array_equal(np.sort(keys), stored):
                 only, lacks = np.setdiff1d(keys, stored), np.setdiff1d(stored, keys)
