@@ -144,8 +144,7 @@ def _repair(directory: IndexDirectory, manifest: Manifest, write: Writer,
         repaired.append(f"removed {len(strays)} stray folder(s)")
     if keys is not None and vectors is not None and len(keys):
 
-        def replace(storage: Storage, staging: Staging,
-                    newest: Manifest) -> tuple[Manifest, View]:
+        def replace(storage: Storage, staging: Staging, newest: Manifest) -> Manifest:
             if newest.generation != manifest.generation:
                 raise EmbedSearchError("the index changed while it was checked; check again")
             return storage.replace_vectors(staging, newest, keys, vectors)

@@ -41,9 +41,9 @@ from .readers import read_papers
 from .readers.records import papers_from_records
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query
-from .storage import Target, View
+from .storage import Storage, Target, View
 from .storage.backup import backup_index
-from .storage.layout import DEFAULT_WAIT, IndexDirectory
+from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 
 __all__ = ["SearchEngine"]
 
@@ -193,7 +193,7 @@ class SearchEngine:
                     executor=executor)
         engine = cls(directory, verify=False, cache_dir=cache_dir,
                      secrets=storage.secrets() if storage else None)
-        engine._encoder = (engine._live.view.manifest.model, encoder)
+        engine._encoder = (engine._live.manifest().model, encoder)
         return engine
 
     @classmethod
@@ -255,7 +255,7 @@ class SearchEngine:
     def encoder(self) -> Encoder:
         """The encoder of the served generation's queries (resolved anew after a rebuild
         with another model); `encoder.encode_queries` gives the vectors `search` ranks by."""
-        model = self._live.view.manifest.model
+        model = self._live.manifest().model
         if self._encoder is None or self._encoder[0] != model:
             requested, backend, query_prompt = self._requested
             self._encoder = (model, index_encoder(model, self._directory.path,
@@ -271,12 +271,10 @@ class SearchEngine:
         return self._live.reading()
 
     def __len__(self) -> int:
-        with self.snapshot() as view:
-            return len(view)
+        return self._live.manifest().count
 
     def __contains__(self, paper_id: object) -> bool:
-        with self.snapshot() as view:
-            return isinstance(paper_id, str) and bool(view.keys_of([paper_id]))
+        return isinstance(paper_id, str) and bool(self._live.keys_of([paper_id]))
 
     @property
     def path(self) -> Path:
@@ -285,8 +283,7 @@ class SearchEngine:
 
     def info(self) -> IndexInfo:
         """What this index holds and how it was built."""
-        with self.snapshot() as view:
-            return describe(self._directory, view.manifest)
+        return describe(self._directory, self._live.manifest())
 
     def get(self, paper_id: str) -> Paper:
         """The paper with id `paper_id`.
@@ -505,15 +502,14 @@ class SearchEngine:
         """
         records = papers_from_records(papers)
         check_abstracts(records, allow_title_only)
-        with self.snapshot() as view:
-            known = view.keys_of(paper.id for paper in records)
-            new = [paper for paper in records if paper.id not in known]
-            if not new:
-                return 0
-            vectors = encode_papers(self.encoder, view.manifest, new, progress=progress,
-                                    executor=executor)
-            update = adding(view.manifest, new, vectors)
-        return self._live.write(update, wait=wait)
+        manifest = self._live.manifest()  # the index is not loaded: only its records read
+        known = self._live.keys_of([paper.id for paper in records])
+        new = [paper for paper in records if paper.id not in known]
+        if not new:
+            return 0
+        vectors = encode_papers(self.encoder, manifest, new, progress=progress,
+                                executor=executor)
+        return self._live.write(adding(manifest, new, vectors), wait=wait)
 
     def add_files(self, paths: Iterable[str | os.PathLike[str]], *, format: str | None = None,
                   progress: bool = False, wait: float | None = DEFAULT_WAIT,
@@ -543,10 +539,39 @@ class SearchEngine:
             IndexBusyError: another process kept writing for longer than `wait`.
         """
         ids = list(dict.fromkeys(paper_ids))
-        with self.snapshot() as view:
-            for paper_id in ids:  # refuse an unknown id before waiting for the lock
-                self._key(view, paper_id)
+        known = self._live.keys_of(ids)
+        for paper_id in ids:  # refuse an unknown id before waiting for the lock
+            if paper_id not in known:
+                raise PaperNotFoundError(paper_id, self._directory.path)
         if ids:
             self._live.write(lambda storage, staging, newest: storage.remove(
                 staging, newest, ids), wait=wait)
         return len(ids)
+
+    def compact(self, *, wait: float | None = DEFAULT_WAIT) -> bool:
+        """Merge the index's segments into one, dropping removed papers for good.
+
+        Writes merge segments as they go (see the architecture page), so this is never
+        needed for correctness; it gives the fastest queries and the smallest files,
+        before a backup or after removing many papers, at the cost of rewriting the
+        whole index once. Readers go on meanwhile and switch when it is published.
+
+        Args:
+            wait: seconds to wait for another writer (None: no limit).
+
+        Returns:
+            Whether anything was rewritten (False: one segment already, nothing removed,
+            or a storage that compacts itself, such as Milvus).
+
+        Raises:
+            IndexBusyError: another process kept writing for longer than `wait`.
+        """
+        written: list[bool] = []
+
+        def compacting(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
+            manifest = storage.compact(staging, newest)
+            written.append(manifest is not None)
+            return manifest
+
+        self._live.write(compacting, wait=wait)
+        return any(written)

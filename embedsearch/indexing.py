@@ -23,7 +23,6 @@ from .storage import (
     Storage,
     Target,
     Update,
-    View,
     parse_target,
     storage_class,
 )
@@ -156,8 +155,7 @@ def adding(encoded_for: Manifest, papers: Sequence[Paper],
     generation `encoded_for`) to the newest generation: refused if the index was rebuilt
     with another encoding meanwhile; papers another process added meanwhile are kept."""
 
-    def update(storage: Storage, staging: Staging,
-               newest: Manifest) -> tuple[Manifest, View] | None:
+    def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
         check_same_encoding(encoded_for, newest)
         return storage.add(staging, newest, papers, vectors)
 

@@ -4,7 +4,9 @@ Before each call it checks (one stat of the manifest) whether another process pu
 a newer generation and, if so, switches to it between calls, so a server sees a cron
 job's `add` without a restart and no result mixes two generations. Writes take the
 index's writers' lock (see `layout`), hand the newest generation to its storage, and
-serve what the storage published.
+serve what the storage published. It is the only place that opens views, and opens one
+only when something is read: a process that only writes (`embedsearch add`) never
+loads the index it extends.
 """
 
 from __future__ import annotations
@@ -40,18 +42,42 @@ class LiveIndex:
         self._secrets = dict(secrets or {})
         self._storage: Storage | None = None
         self._view: View | None = None
-        self._load(checksums=verify)
+        self._stamp = directory.stamp()
+        #: The newest generation known while no view is open.
+        self._published = directory.read_manifest()
+        directory.verify(self._published, checksums=verify)
 
     @property
     def view(self) -> View:
-        """The generation served now."""
+        """The generation served now (read from disk at the first call that reads)."""
+        if self._view is None:
+            with self._loading:
+                if self._view is None:
+                    view, stamp = self._open(checksums=False)  # checked when opened
+                    self._serve(view)
+                    self._stamp = stamp
         assert self._view is not None
         return self._view
 
-    def _load(self, *, checksums: bool) -> None:
-        view, stamp = self._open(checksums=checksums)
-        self._serve(view)
-        self._stamp = stamp
+    def manifest(self) -> Manifest:
+        """The manifest of the generation a call would read now, without reading its data
+        when nothing is open yet."""
+        if self._view is not None:
+            with self.reading() as view:
+                return view.manifest
+        stamp = self.directory.stamp()
+        if stamp != self._stamp:
+            self._published, self._stamp = self.directory.read_manifest(), stamp
+        return self._published
+
+    def keys_of(self, paper_ids: list[str]) -> dict[str, int]:
+        """The key of each of `paper_ids` the newest generation holds; read from the
+        storage alone (no view opened) when nothing is open yet."""
+        if self._view is not None:
+            with self.reading() as view:
+                return view.keys_of(paper_ids)
+        manifest = self.manifest()
+        return self._storage_of(manifest).keys_of(manifest, paper_ids)
 
     def _open(self, *, checksums: bool) -> tuple[View, tuple[int, int, int] | None]:
         """The newest generation, open, and the manifest stamp it was read under."""
@@ -90,6 +116,9 @@ class LiveIndex:
         papers reading a generation took about a second, which every query used to wait
         for at every publish.
         """
+        if self._view is None:  # nothing served: only the newest manifest to note
+            generation = self._published.generation
+            return self.manifest().generation != generation
         if not self._changed() or not self._loading.acquire(blocking=False):
             return False
         try:
@@ -133,24 +162,30 @@ class LiveIndex:
 
     def write(self, update: Update, *, wait: float | None = DEFAULT_WAIT) -> int:
         """Run `update` under the writers' lock on the newest generation, then serve what
-        it published; returns how many papers that added (negative: removed), counted
-        against the generation it started from, so another process's papers are never
-        counted as ours.
+        it published (if this process reads); returns how many papers that added
+        (negative: removed), counted against the generation it started from, so another
+        process's papers are never counted as ours.
 
         Queries go on meanwhile: they read the served view, which a write never changes
-        (a local write works on a private copy of the newest generation's parts), and
-        wait only for the swap. Writing the served parts in place made every query wait
-        for the whole publish, seconds at 80k papers.
+        (a write adds files to a new generation), and wait only for the swap. The new
+        view shares every segment the served one holds, so the swap loads only what the
+        write added.
         """
         with self.directory.write(replace=True, wait=wait) as staging:
             newest = newest_generation(self.directory, staging)
-            result = update(self._storage_of(newest), staging, newest)
-            if result is None:
+            storage = self._storage_of(newest)
+            manifest = update(storage, staging, newest)
+            if manifest is None:
                 return 0
-            manifest, view = result
-            with self.lock:
-                self._serve(view)
-                self._stamp = self.directory.stamp()
+            stamp = self.directory.stamp()
+            if self._view is None:
+                self._published, self._stamp = manifest, stamp
+            else:
+                view = self._storage_of(manifest).view(manifest, self.directory.lease(manifest),
+                                                       checksums=False)
+                with self.lock:
+                    self._serve(view)
+                    self._stamp = stamp
             return manifest.count - newest.count
 
     def close(self) -> None:

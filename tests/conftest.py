@@ -29,6 +29,7 @@ from embedsearch.cli import main
 from embedsearch.papers import Paper
 from embedsearch.readers import read_papers
 from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.local.segment import deletions_of
 from embedsearch.storage.local.store import STORE_FILE, PaperStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -176,12 +177,27 @@ def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
 
 
 def ids_on_disk(index: Path) -> set[str]:
+    """The ids of the newest generation's live papers, read from its segments' files."""
     directory = IndexDirectory(index)
-    store = PaperStore.open(directory.files_dir(directory.read_manifest()) / STORE_FILE)
-    try:
-        return {paper.id for _, paper in store.iter_papers()}
-    finally:
-        store.close()
+    manifest = directory.read_manifest()
+    found = set()
+    for record in manifest.segments:
+        folder = directory.files_dir(manifest) / record["name"]
+        deleted = set(deletions_of(folder).tolist())
+        store = PaperStore.open(folder / STORE_FILE)
+        try:
+            found |= {paper.id for key, paper in store.iter_papers() if key not in deleted}
+        finally:
+            store.close()
+    return found
+
+
+def data_file(index: Path, name: str) -> Path:
+    """The file `name` (papers.sqlite, vectors.faiss, ...) of the newest generation's
+    first segment."""
+    directory = IndexDirectory(index)
+    manifest = directory.read_manifest()
+    return directory.files_dir(manifest) / manifest.segments[0]["name"] / name
 
 
 def free_port() -> int:

@@ -34,25 +34,25 @@ def _after(calls: int, real: Callable[..., Any]) -> Callable[..., Any]:
     return patched
 
 
-def _half_copy(source: Any, target: Any, *args: Any, **kwargs: Any) -> None:
-    with open(source, "rb") as reader, open(target, "wb") as writer:
-        writer.write(reader.read()[: os.path.getsize(source) // 2])
-        writer.flush()
-    _die()
-
-
 def _install(point: str) -> None:
     from embedsearch import fs
     from embedsearch.encoding import encoder
     from embedsearch.storage import layout
+    from embedsearch.storage.local import lexical
     from embedsearch.storage.local import storage as local_storage
 
     if point == "before-staging":  # holding the lock, nothing staged yet
         layout.make_temp_dir = _die  # type: ignore[assignment]
     elif point == "while-encoding":
         encoder.Encoder.encode_documents = _die  # type: ignore[method-assign]
-    elif point == "while-copying":  # half of the store copied into the staging folder
-        local_storage.shutil.copyfile = _half_copy  # type: ignore[assignment]
+    elif point == "while-writing-segment":  # records and vectors written, postings not
+        lexical.LexicalIndex.save = _die  # type: ignore[method-assign]
+    elif point == "while-linking":  # the new segment written, one old file shared
+        layout.os.link = _after(1, layout.os.link)  # type: ignore[attr-defined]
+    elif point == "while-deleting":  # a segment's new deletions file half written
+        local_storage.write_deletions = _die  # type: ignore[assignment]
+    elif point == "while-merging":  # segments being merged into one
+        local_storage.merge_segments = _die  # type: ignore[assignment]
     elif point == "while-checksumming":  # staged, not yet renamed into place
         layout.sha256_file = _after(1, layout.sha256_file)  # type: ignore[assignment]
     elif point == "after-rename":  # the generation in place, the manifest not yet

@@ -6,29 +6,33 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from embedsearch import SearchEngine
-from embedsearch.storage.layout import IndexDirectory, Manifest
+from embedsearch.storage.layout import IndexDirectory
 from embedsearch.storage.local.lexical import LexicalIndex
 from embedsearch.storage.local.store import STORE_FILE
 from embedsearch.storage.local.vectors import load_index
-from tests.conftest import CliResult, contents
+from tests.conftest import CliResult, contents, data_file
 
 Cli = Callable[..., CliResult]
 FILES = ("vectors.faiss", "keys.npy", "lexical.npz", STORE_FILE)
 
 
-def _rewrite(index: Path, change: Callable[[Manifest, Path], None]) -> None:
-    """Publish the index's data with `change` applied to a copy of its files, as a new
-    generation with matching checksums: damage no checksum would catch."""
+def _rewrite(index: Path, change: Callable[[dict[str, Any], Path], None]) -> None:
+    """Publish the index's data with `change` applied to a copy of its first segment's
+    files (given its manifest record), as a new generation with matching checksums:
+    damage no checksum would catch."""
     directory = IndexDirectory(index)
     with directory.write(replace=True) as staging:
         assert staging.previous is not None
         directory.link_files(staging.previous, staging, sorted(staging.previous.files))
-        change(staging.previous, staging.dir)
+        segment = staging.previous.segments[0]
+        change(segment, staging.dir / segment["name"])
+        staging.carried.clear()
         directory.commit(staging, staging.previous)
 
 
@@ -39,8 +43,7 @@ def _replace_file(folder: Path, name: str, save: Callable[[Path], object]) -> No
 
 @pytest.mark.parametrize("name", FILES)
 def test_a_flipped_byte_in_each_file_is_found(seed_copy: Path, cli: Cli, name: str) -> None:
-    directory = IndexDirectory(seed_copy)
-    target = directory.files_dir(directory.read_manifest()) / name
+    target = data_file(seed_copy, name)
     data = bytearray(target.read_bytes())
     data[len(data) // 2] ^= 0x01
     target.write_bytes(bytes(data))
@@ -51,16 +54,18 @@ def test_a_flipped_byte_in_each_file_is_found(seed_copy: Path, cli: Cli, name: s
 
 
 def test_a_paper_missing_from_the_lexical_index_is_found(seed_copy: Path, cli: Cli) -> None:
-    def drop_one(manifest: Manifest, folder: Path) -> None:
+    def drop_one(segment: dict[str, Any], folder: Path) -> None:
         lexical = LexicalIndex.load(folder)
-        lexical.remove(lexical.keys()[:1])
-        _replace_file(folder, "lexical.npz", lexical.save)
+        kept = LexicalIndex.merged([(lexical, np.arange(len(lexical)) > 0)])
+        _replace_file(folder, "lexical.npz", kept.save)
 
     _rewrite(seed_copy, drop_one)
     result = cli("check", "--index", seed_copy)
     assert result.code == 1
-    assert result.out.splitlines() == ["the lexical index holds 37 papers, the paper store 38: "
-                                       "0 only in the lexical index, 1 missing from it"]
+    name = IndexDirectory(seed_copy).read_manifest().segments[0]["name"]
+    assert result.out.splitlines() == [f"segment {name}: the lexical index holds 37 papers, "
+                                       "the paper store 38: 0 only in the lexical index, 1 "
+                                       "missing from it"]
 
 
 def test_a_stray_generation_is_found_and_repaired(seed_copy: Path, cli: Cli) -> None:
@@ -83,8 +88,8 @@ def test_a_drifted_vector_is_found_by_a_deep_check_and_repaired(
         keys, vectors, papers = contents(engine)
     victim = papers[int(keys[1])].id
 
-    def alter(manifest: Manifest, folder: Path) -> None:
-        index = load_index(folder, manifest.index, vectors.shape[1])
+    def alter(segment: dict[str, Any], folder: Path) -> None:
+        index = load_index(folder, segment["index"], vectors.shape[1])
         key = int(keys[1])
         vector = index.reconstruct(np.array([key]))
         vector[0, :40] = -vector[0, :40]  # a different direction, still unit length

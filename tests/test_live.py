@@ -80,6 +80,7 @@ def test_a_server_sees_another_process_add_without_a_restart(
 def test_a_reader_keeps_its_generation_until_it_moves_on(
         seed_copy: Path, reader: SearchEngine) -> None:
     old = IndexDirectory(seed_copy).files_dir(IndexDirectory(seed_copy).read_manifest())
+    assert reader.search("diffusion models", k=3)  # a reader holds what it has read
     with SearchEngine.open(seed_copy) as writer:
         writer.add(new_records("x", 3))
         writer.add(new_records("y", 3))

@@ -38,6 +38,7 @@ def _local_only(manifest: Manifest, what: str) -> None:
 
 def _copy(source: Path, target: Path, names: list[str]) -> None:
     for name in names:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source / name, target / name)
 
 

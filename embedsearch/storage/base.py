@@ -150,7 +150,8 @@ class Storage(ABC):
     """Where one index's data lives: opens views of a generation and applies writes.
 
     `LiveIndex` holds the writers' lock and reads the newest manifest before calling
-    `add` or `remove`, and publishes what they return. The steps every backend shares
+    `add` or `remove`; a write returns the manifest it published, and only the live
+    index opens views (of what it serves). The steps every backend shares
     are written here once: `add` keeps only papers the index lacks, `remove` refuses an
     id it does not hold, `commit` records the software; a backend provides the hooks
     `keys_of`, `insert` and `delete`.
@@ -186,10 +187,10 @@ class Storage(ABC):
         `checksums`, else sizes), holding `lease` until the view is closed."""
 
     def add(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-            vectors: NDArray[np.float32]) -> tuple[Manifest, View] | None:
+            vectors: NDArray[np.float32]) -> Manifest | None:
         """Add the papers whose ids `newest` lacks (row i of `vectors` is paper i's) as
-        the generation `staging`; its committed manifest and a view of it, or None if
-        every paper was there already."""
+        the generation `staging`; its committed manifest, or None if every paper was
+        there already."""
         known = self.keys_of(newest, [paper.id for paper in papers])
         fresh = [row for row, paper in enumerate(papers) if paper.id not in known]
         if not fresh:
@@ -197,9 +198,9 @@ class Storage(ABC):
         return self.insert(staging, newest, [papers[row] for row in fresh], vectors[fresh])
 
     def remove(self, staging: Staging, newest: Manifest,
-               paper_ids: Sequence[str]) -> tuple[Manifest, View]:
+               paper_ids: Sequence[str]) -> Manifest:
         """Remove `paper_ids` (PaperNotFoundError, nothing changed, if one is missing) as
-        the generation `staging`; its committed manifest and a view of it."""
+        the generation `staging`; its committed manifest."""
         found = self.keys_of(newest, paper_ids)
         for paper_id in paper_ids:
             if paper_id not in found:  # removed by another process meanwhile
@@ -218,18 +219,24 @@ class Storage(ABC):
 
     @abstractmethod
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-               vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
+               vectors: NDArray[np.float32]) -> Manifest:
         """Add `papers`, all new, to `newest`'s data as the generation `staging`; commit
-        it (`commit`) and return its manifest and a view of it."""
+        it (`commit`) and return its manifest."""
 
     @abstractmethod
     def delete(self, staging: Staging, newest: Manifest,
-               keys: NDArray[np.int64]) -> tuple[Manifest, View]:
+               keys: NDArray[np.int64]) -> Manifest:
         """Remove `keys`, all held, from `newest`'s data as the generation `staging`;
-        commit it and return its manifest and a view of it."""
+        commit it and return its manifest."""
+
+    def compact(self, staging: Staging, newest: Manifest) -> Manifest | None:
+        """Rewrite `newest`'s data in its most compact form as the generation `staging`
+        (local files: one segment, removed papers dropped); its manifest, or None when
+        there is nothing to do. By default nothing: the storage compacts itself."""
+        return None
 
     def replace_vectors(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
-                        vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
+                        vectors: NDArray[np.float32]) -> Manifest:
         """Store `vectors` (row i for key i) in place of the vectors of `keys`, all held,
         as the generation `staging` (a repair: the papers and their keys stay)."""
         raise ConfigurationError(f"re-encoding vectors in place is not available for "
@@ -262,5 +269,5 @@ class Backend:
 
 
 #: A write: given the storage, the staged generation and the newest manifest, the
-#: published manifest and a view of it, or None if there was nothing to write.
-Update = Callable[[Storage, Staging, Manifest], "tuple[Manifest, View] | None"]
+#: published manifest, or None if there was nothing to write.
+Update = Callable[[Storage, Staging, Manifest], "Manifest | None"]

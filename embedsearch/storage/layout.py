@@ -3,10 +3,13 @@
     NAME/
       manifest.json     format version, model, index type, count, files with sha256
       .lock             the writers' lock: one writer at a time, across processes
-      g000003/          the current generation's files (papers.sqlite, vectors.faiss, ...)
+      g000003/          the current generation's files
         .lease          readers of this generation hold a shared lock on it
+        s000002-1/      a segment of a local index (see storage/local/segment.py)
 
-Files of a generation are never changed once written. A writer takes the lock, reads the
+Files of a generation are never changed once written, so the next generation shares the
+files it keeps by hard link (`link_files`), with the checksums the manifest already has:
+a write costs the files it adds, not the index it extends. A writer takes the lock, reads the
 newest manifest, builds the next generation from it in a hidden staging folder, fsyncs
 it, renames it into place and then replaces manifest.json in one atomic rename: a reader
 sees the old index or the new one, and a crash or failure leaves the old one exactly as
@@ -26,10 +29,11 @@ import shutil
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from glob import escape as glob_escape
 from pathlib import Path
+from typing import Any
 
 from ..errors import (
     IndexCorruptError,
@@ -75,11 +79,14 @@ def _generation_dir(generation: int) -> str:
 
 @dataclass
 class Staging:
-    """A folder to write the next generation's files into, then `commit`."""
+    """A folder to write the next generation's files into, then `commit`. `carried`: the
+    manifest entries (size, sha256) of files linked from a published generation, which
+    `commit` keeps instead of hashing them again."""
 
     dir: Path
     generation: int
     previous: Manifest | None
+    carried: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class IndexDirectory:
@@ -133,9 +140,8 @@ class IndexDirectory:
         found = [problem for name, expected in sorted(manifest.files.items())
                  if (problem := _file_problem(folder / name, expected, True))]
         if folder.is_dir():
-            found += [f"{entry} is not a file of this generation" for entry in
-                      sorted(folder.iterdir()) if entry.name not in manifest.files
-                      and entry.name != _LEASE]
+            found += [f"{folder / name} is not a file of this generation" for name in
+                      _files_under(folder) if name not in manifest.files and name != _LEASE]
         return found
 
     def strays(self, manifest: Manifest) -> list[str]:
@@ -275,7 +281,8 @@ class IndexDirectory:
             shutil.rmtree(temp, ignore_errors=True)  # gone already if committed
 
     def link_files(self, manifest: Manifest, staging: Staging, names: Iterable[str]) -> None:
-        """Put the files `names` of `manifest`'s generation into `staging` unchanged.
+        """Put the files `names` ("FILE" or "SEGMENT/FILE") of `manifest`'s generation into
+        `staging` unchanged, their checksums carried over rather than computed again.
 
         Files of a generation are never modified, so a hard link shares them safely;
         a copy stands in where the filesystem has no hard links.
@@ -284,22 +291,32 @@ class IndexDirectory:
         for name in names:
             if name not in manifest.files:
                 raise IndexCorruptError(f"{source / name} is not a file of this index")
+            (staging.dir / name).parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(source / name, staging.dir / name)
             except OSError:
                 shutil.copyfile(source / name, staging.dir / name)
+            staging.carried[name] = manifest.files[name]
 
     def commit(self, staging: Staging, manifest: Manifest) -> Manifest:
-        """Checksum the staged files, move them into place and publish `manifest`."""
+        """Checksum the staged files (those carried over keep their entries), move them
+        into place and publish `manifest`."""
         manifest.generation = staging.generation
         manifest.created = manifest.created or _now()  # updates carry the original
         manifest.updated = _now()
         manifest.files = {}
-        for target in sorted(staging.dir.iterdir()):
+        for name in _files_under(staging.dir):
+            target = staging.dir / name
+            carried = staging.carried.get(name)
+            if carried is not None and carried["bytes"] == target.stat().st_size:
+                manifest.files[name] = carried  # written, synced and hashed by its writer
+                continue
             fsync_file(target)
-            manifest.files[target.name] = {"bytes": target.stat().st_size,
-                                            "sha256": sha256_file(target)}
+            manifest.files[name] = {"bytes": target.stat().st_size,
+                                    "sha256": sha256_file(target)}
         (staging.dir / _LEASE).touch()
+        for folder in {(staging.dir / name).parent for name in manifest.files}:
+            fsync_dir(folder)
         fsync_dir(staging.dir)
         if staging.previous is None:  # a new index: renaming its root publishes it
             write_atomic(staging.dir.parent / MANIFEST, manifest.to_json())
@@ -348,6 +365,12 @@ def _file_problem(target: Path, expected: dict[str, object], checksums: bool) ->
     if checksums and sha256_file(target) != expected["sha256"]:
         return f"{target} does not match its checksum: the file is damaged"
     return None
+
+
+def _files_under(folder: Path) -> list[str]:
+    """The files in `folder` and its sub-folders, as sorted relative paths ("a/b")."""
+    return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*")
+                  if path.is_file())
 
 
 def _held(lock: Path) -> bool:

@@ -7,8 +7,11 @@ Format versions this code has written:
     2   a lexical index (lexical.npz) in every generation; later, without a version
         change, the manifest gained `storage` and the model record `prompts`, and the
         paper store the doi and arxiv_id columns (each read as absent when missing)
+    3   segments: a local generation lists immutable segments (`segments`), each a
+        folder of its own papers.sqlite, vectors, lexical.npz and deletions; keys are
+        handed out from `next_key`. Milvus indexes list none.
 
-A version-2 manifest opens as it is. A version-1 one is refused with the command that
+A version-3 manifest opens as it is. An earlier one is refused with the command that
 upgrades it (`embedsearch upgrade`, see `upgrade`); one newer than this code is refused
 with the version of embedsearch that wrote it.
 """
@@ -26,7 +29,7 @@ from ..errors import IndexCorruptError, IndexIncompatibleError
 __all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "Manifest", "migrate", "missing_records"]
 
 FORMAT = "embedsearch-index"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
 #: What BM25 read before indexes recorded it (format 1 had no lexical index; format 2's
 #: first indexes read these fields).
@@ -49,6 +52,12 @@ class Manifest:
     #: Where the data lives (see `storage`): {"kind": "local"} for files beside this
     #: manifest, or a Milvus URI and collection. Never a secret.
     storage: dict[str, Any] = field(default_factory=lambda: {"kind": "local"})
+    #: The segments of a local generation, oldest first (see `storage.local.segment`):
+    #: each {"name", "count" written, "deleted", "index" (its vector index)}. Their files
+    #: are listed in `files` under "NAME/FILE".
+    segments: list[dict[str, Any]] = field(default_factory=list)
+    #: The key the next added paper gets: keys are never reused.
+    next_key: int = 1
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
     software: str = ""
@@ -101,9 +110,15 @@ def _from_1(data: dict[str, Any]) -> dict[str, Any]:
             "format_version": 2}
 
 
+def _from_2(data: dict[str, Any]) -> dict[str, Any]:
+    """2 -> 3: segments. The manifest lists none yet: `upgrade` makes the generation's
+    files (one flat set) its first segment, without rewriting them."""
+    return {**data, "segments": [], "next_key": 1, "format_version": 3}
+
+
 #: Each earlier format version's step to the next; `upgrade` writes the files a step
 #: adds (see `missing_records` for what version 2 gained without a version change).
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -83,10 +83,12 @@ def test_a_lock_left_by_a_killed_process_does_not_block(
 # -- crashes ---------------------------------------------------------------------------------
 #: Where a writer is killed, and what the index must hold afterwards.
 KILL_POINTS = {
-    "before-staging": "old", "while-encoding": "old", "while-copying": "old",
-    "while-checksumming": "old", "after-rename": "old", "mid-manifest": "old",
-    "before-cleanup": "new",
+    "before-staging": "old", "while-encoding": "old", "while-writing-segment": "old",
+    "while-linking": "old", "while-checksumming": "old", "after-rename": "old",
+    "mid-manifest": "old", "before-cleanup": "new",
 }
+#: Where a remove is killed; it always leaves the old index.
+REMOVE_KILL_POINTS = ("while-deleting", "while-checksumming", "after-rename", "mid-manifest")
 
 
 def _check_after_crash(index: Path, old: set[str], new: set[str]) -> str:
@@ -115,6 +117,41 @@ def test_kill_9_of_an_add_leaves_the_old_or_the_new_index(
     assert writer.returncode == -signal.SIGKILL, writer.stderr
     new = {str(record["id"]) for record in records}
     assert _check_after_crash(seed_copy, old, new) == KILL_POINTS[point]
+
+
+def _crash(point: str, *args: object) -> None:
+    writer = subprocess.run([sys.executable, str(CRASHING_WRITER), point,
+                             *[str(arg) for arg in args], "-q"],
+                            capture_output=True, text=True, timeout=300)
+    assert writer.returncode == -signal.SIGKILL, writer.stderr
+
+
+@pytest.mark.parametrize("point", REMOVE_KILL_POINTS)
+def test_kill_9_of_a_remove_leaves_the_old_index(seed_copy: Path, point: str) -> None:
+    old = ids_on_disk(seed_copy)
+    victims = sorted(old)[:2]
+    _crash(point, "remove", *victims, "--index", seed_copy)
+    assert _check_after_crash(seed_copy, old, set()) == "old"
+    with SearchEngine.open(seed_copy) as engine:  # and the remove can be done again
+        assert engine.remove(victims) == 2 and ids_on_disk(seed_copy) == old - set(victims)
+
+
+@pytest.mark.parametrize("point", ["while-merging", "while-checksumming", "mid-manifest"])
+def test_kill_9_of_a_merge_leaves_the_old_index(seed_copy: Path, tmp_path: Path,
+                                                point: str) -> None:
+    with SearchEngine.open(seed_copy) as engine:  # nine segments: the next add merges
+        for number in range(8):
+            engine.add([{"id": f"single:{number}", "abstract": f"Paper number {number}."}])
+    assert len(IndexDirectory(seed_copy).read_manifest().segments) == 9
+    old = ids_on_disk(seed_copy)
+    records = new_records("merged", 2)
+    _crash(point, "add", write_jsonl(tmp_path / "add.jsonl", records), "--index", seed_copy)
+    assert len(IndexDirectory(seed_copy).read_manifest().segments) == 9
+    assert _check_after_crash(seed_copy, old, set()) == "old"  # its add merged the nine
+    assert len(IndexDirectory(seed_copy).read_manifest().segments) == 1
+    with SearchEngine.open(seed_copy) as engine:
+        assert engine.add(records) == 2
+        assert ids_on_disk(seed_copy) == old | {str(r["id"]) for r in records}
 
 
 def test_kill_9_of_a_rebuild_leaves_the_old_index(seed_copy: Path, tmp_path: Path) -> None:

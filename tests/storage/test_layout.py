@@ -17,6 +17,7 @@ from embedsearch import (
     SearchEngine,
 )
 from embedsearch.encoding import resolve_model
+from embedsearch.storage.local import storage as local_storage
 from embedsearch.storage.local.vectors.faiss_index import FaissIndex
 from tests.conftest import snapshot
 
@@ -26,21 +27,32 @@ def manifest_of(index: Path) -> dict[str, object]:
 
 
 def current_file(index: Path, name: str) -> Path:
-    generation = manifest_of(index)["generation"]
-    return index / f"g{generation:06d}" / name
+    """The file `name` of the current generation: "FILE" in its first segment, or
+    "SEGMENT/FILE"."""
+    manifest = manifest_of(index)
+    generation = index / f"g{manifest['generation']:06d}"
+    if "/" in name:
+        return generation / name
+    segments = manifest["segments"]
+    assert isinstance(segments, list)
+    return generation / segments[0]["name"] / name
 
 
 def test_manifest_records_what_is_needed_to_check(seed_index: Path) -> None:
     manifest = manifest_of(seed_index)
-    assert manifest["format_version"] == 2
+    assert manifest["format_version"] == 3
     assert manifest["count"] == 38 and manifest["metric"] == "inner_product"
     model = manifest["model"]
     assert isinstance(model, dict)
     assert model["name"] == "sentence-transformers/all-MiniLM-L6-v2" and model["dim"] == 384
     assert model["fingerprint"] == resolve_model().fingerprint
-    files = manifest["files"]
-    assert isinstance(files, dict) and set(files) == {"papers.sqlite", "vectors.faiss",
-                                                      "keys.npy", "lexical.npz"}
+    files, segments = manifest["files"], manifest["segments"]
+    assert isinstance(segments, list) and len(segments) == 1 and manifest["next_key"] == 39
+    assert segments[0]["count"] == 38 and segments[0]["deleted"] == 0
+    name = segments[0]["name"]
+    assert isinstance(files, dict) and set(files) == {f"{name}/papers.sqlite",
+                                                      f"{name}/vectors.faiss",
+                                                      f"{name}/keys.npy", f"{name}/lexical.npz"}
     for name, entry in files.items():
         assert entry["bytes"] == current_file(seed_index, name).stat().st_size
         assert len(entry["sha256"]) == 64
@@ -130,7 +142,12 @@ def test_failed_update_leaves_the_index_byte_for_byte(
         original_save(self, directory)  # files half written, then the disk fills up
         raise OSError("No space left on device")
 
+    def fail_deleting(folder: Path, keys: object) -> None:
+        (folder / "deletions.npy").write_bytes(b"half")
+        raise OSError("No space left on device")
+
     monkeypatch.setattr(FaissIndex, "save", fail)
+    monkeypatch.setattr(local_storage, "write_deletions", fail_deleting)
     with pytest.raises(OSError):
         engine.add([{"id": "n", "abstract": "Brand new abstract about graphs."}])
     with pytest.raises(OSError):

@@ -56,18 +56,28 @@ def test_an_old_index_is_upgraded_in_place_and_then_serves_as_a_new_one(
                                                              "from tactile feedback."}]) == 1
 
 
-def test_a_reader_of_the_old_generation_keeps_it_until_it_moves_on(tmp_path: Path) -> None:
+def test_an_upgrade_to_segments_shares_every_file_it_keeps(tmp_path: Path) -> None:
     index = tmp_path / "index"
     shutil.copytree(FIXTURES / "v2-no-prompts", index)
-    with SearchEngine.open(index) as reader:
-        assert len(reader) == 6
-        upgrade_index(index)
-        assert (index / "g000001").is_dir()  # held by `reader`
-        assert len(reader.search("diffusion", k=2)) == 2  # moves on to generation 2
-        assert reader.info().format_version == 2
-    with SearchEngine.open(index) as writer:  # no reader holds it now: the next write
-        writer.remove(["fixture:0"])            # removes the old generation
-    assert sorted(p.name for p in index.iterdir() if p.name.startswith("g")) == ["g000003"]
+    before = json.loads((index / "manifest.json").read_text())
+    inodes = {name: (index / "g000001" / name).stat().st_ino for name in before["files"]}
+    with pytest.raises(IndexIncompatibleError, match="embedsearch upgrade --index"):
+        SearchEngine.open(index)
+    upgrade_changes = upgrade_index(index)
+    manifest = IndexDirectory(index).read_manifest()
+    segment = manifest.segments[0]["name"]
+    assert manifest.next_key == 7 and manifest.segments[0]["count"] == 6
+    copied = {"papers.sqlite"}  # gains the doi and arxiv_id columns: a copy
+    assert "the paper store's doi and arxiv_id" in upgrade_changes
+    for name, inode in inodes.items():  # the other flat files became the segment: linked
+        if name in copied:
+            continue
+        assert (index / "g000002" / segment / name).stat().st_ino == inode
+        assert manifest.files[f"{segment}/{name}"] == before["files"][name]
+    with SearchEngine.open(index) as engine:
+        assert engine.remove(["fixture:0"]) == 1 and len(engine) == 5
+        assert engine.add([{"id": "fixture:0", "abstract": "Back again, under a new key."}])
+    assert sorted(p.name for p in index.iterdir() if p.name.startswith("g")) == ["g000004"]
 
 
 def test_a_newer_format_is_refused_with_the_version_that_wrote_it(

@@ -1,10 +1,13 @@
 """The local backend: an index's vectors (FAISS), words (BM25 arrays) and papers (SQLite)
 as files in each generation's folder beside the manifest.
 
-    view.py      one generation open for reading
-    storage.py   the writes: build, insert, delete, each a new generation
+    segment.py   a segment: an immutable folder of papers, vectors and postings
+    view.py      one generation open for reading: its segments, searched and merged
+    storage.py   the writes: build, insert, delete, compact, each a new generation
+    merging.py   which segments a write merges (the tiered policy), and the merge
+    upgrading.py a flat index of an earlier format made its first segment
     store.py     the SQLite paper store (metadata, filters, identifiers)
-    lexical.py   the BM25 index
+    lexical.py   the BM25 postings of a segment, and BM25 over a generation's segments
     vectors/     the FAISS vector indexes and the rules that choose and tune them
 """
 
@@ -16,10 +19,11 @@ from typing import Any
 
 from ...errors import ConfigurationError
 from ..base import Backend, Target
+from .merging import MergePolicy
 from .storage import LocalStorage
-from .view import LocalView, Parts, load_parts
+from .view import LocalView
 
-__all__ = ["BACKEND", "Local", "LocalStorage", "LocalView", "Parts", "load_parts"]
+__all__ = ["BACKEND", "Local", "LocalStorage", "LocalView", "MergePolicy"]
 
 
 @dataclass(frozen=True)

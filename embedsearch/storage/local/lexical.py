@@ -8,22 +8,28 @@ measured within noise or worse).
 
 Terms are stored as 64-bit hashes in sorted arrays, not in a vocabulary dict: loading an
 index is reading a few arrays, and the millions of word pairs cost no Python objects.
+
+Each segment of an index has its own `LexicalIndex`, never changed once written; a merge
+concatenates the postings of several (linear in their size, no re-tokenising). What a
+query is scored with is `LexicalSearch` over a generation's segments: document
+frequencies, the paper count and the mean length are summed over every segment's live
+(not deleted) papers, so a paper's score does not depend on which segment holds it and
+equals its score in one fresh build of the same papers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ...words import Tokenized, bm25_idf
+from ...words import Tokenized, Tokenizer, find_terms
 
-__all__ = ["LEXICAL_FILE", "LexicalIndex"]
+__all__ = ["LEXICAL_FILE", "PAIR_WEIGHT", "LexicalIndex", "LexicalSearch"]
 
 LEXICAL_FILE = "lexical.npz"
 K1, B = 1.2, 0.75
@@ -32,7 +38,8 @@ PAIR_WEIGHT = 0.3
 
 @dataclass
 class _Postings:
-    """Term-major BM25 statistics of one kind of term (words, or word pairs)."""
+    """Term-major BM25 statistics of one kind of term (words, or word pairs) in one
+    segment; never changed in place (`concat`, `keep` and `reordered` make new ones)."""
 
     terms: NDArray[np.uint64]  # sorted unique term hashes
     indptr: NDArray[np.int64]  # postings of terms[i] are rows/tf[indptr[i]:indptr[i+1]]
@@ -67,30 +74,33 @@ class _Postings:
         indptr = np.append(term_starts, len(hashes)).astype(np.int64)
         return cls(hashes[term_starts], indptr, rows.astype(np.int32), tf, lengths)
 
-    def extend(self, docs: Sequence[NDArray[np.uint64]]) -> _Postings:
-        """These postings plus `docs` as new rows after the existing ones.
+    @classmethod
+    def concat(cls, parts: Sequence[_Postings]) -> _Postings:
+        """The postings of `parts` as one, the rows of each after those of the ones before.
 
-        New rows sort after every old one, so each term's merged postings are its old
-        block followed by its new block: a merge in linear time, no re-sort.
+        Each term's postings are its blocks from each part in turn, so every posting is
+        moved once to a place computed from the counts: linear time, no sort.
         """
-        new = _Postings.build(docs)
-        terms = np.union1d(self.terms, new.terms)
-        old_at, new_at = np.searchsorted(terms, self.terms), np.searchsorted(terms, new.terms)
-        old_counts, new_counts = np.diff(self.indptr), np.diff(new.indptr)
-        before = np.zeros(len(terms), np.int64)
-        before[old_at] = old_counts
-        counts = before.copy()
-        counts[new_at] += new_counts
+        terms = np.unique(np.concatenate([p.terms for p in parts])) if parts else \
+            np.zeros(0, np.uint64)
+        counts = np.zeros(len(terms), np.int64)
+        places = [np.searchsorted(terms, p.terms) for p in parts]
+        for part, at in zip(parts, places):
+            counts[at] += np.diff(part.indptr)
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        old_to = np.arange(len(self.rows)) + np.repeat(indptr[old_at] - self.indptr[:-1],
-                                                       old_counts)
-        new_to = np.arange(len(new.rows)) + np.repeat(
-            indptr[new_at] + before[new_at] - new.indptr[:-1], new_counts)
+        cursor = indptr[:-1].copy()
         rows = np.empty(indptr[-1], np.int32)
         tf = np.empty(indptr[-1], np.float32)
-        rows[old_to], tf[old_to] = self.rows, self.tf
-        rows[new_to], tf[new_to] = new.rows + len(self.lengths), new.tf
-        return _Postings(terms, indptr, rows, tf, np.concatenate([self.lengths, new.lengths]))
+        offset = 0
+        for part, at in zip(parts, places):
+            sizes = np.diff(part.indptr)
+            to = np.arange(len(part.rows)) + np.repeat(cursor[at] - part.indptr[:-1], sizes)
+            rows[to], tf[to] = part.rows + offset, part.tf
+            cursor[at] += sizes
+            offset += len(part.lengths)
+        lengths = np.concatenate([p.lengths for p in parts]) if parts else \
+            np.zeros(0, np.float32)
+        return _Postings(terms, indptr, rows, tf, lengths.astype(np.float32))
 
     def keep(self, mask: NDArray[np.bool_]) -> _Postings:
         """These postings with only the rows where `mask` holds, renumbered in order."""
@@ -103,31 +113,33 @@ class _Postings:
         return _Postings(self.terms[live], indptr, renumber[self.rows[kept]], self.tf[kept],
                          self.lengths[mask])
 
-    def idf(self, terms: NDArray[np.uint64]) -> NDArray[np.float64]:
-        """Lucene's BM25 idf of each term; unknown terms get that of a term seen nowhere."""
-        return bm25_idf(len(self.lengths), self.terms, self.df, terms)
+    def reordered(self, order: NDArray[np.int64]) -> _Postings:
+        """These postings with row `order[i]` renumbered i (rows within a term need no
+        order: scoring adds into rows wherever they are)."""
+        position = np.empty(len(order), np.int32)
+        position[order] = np.arange(len(order), dtype=np.int32)
+        return _Postings(self.terms, self.indptr, position[self.rows], self.tf,
+                         self.lengths[order])
 
-    @cached_property
-    def df(self) -> NDArray[np.int64]:
-        """How many rows each of `terms` occurs in (postings are never changed in place:
-        `extend` and `keep` make new ones)."""
-        return self.indptr[1:] - self.indptr[:-1]
+    def live_df(self, where: NDArray[np.intp], known: NDArray[np.bool_],
+                live: NDArray[np.bool_] | None) -> NDArray[np.int64]:
+        """How many live rows each found term (`where`, `known` from `find_terms`) is in."""
+        df = np.zeros(len(where), np.int64)
+        for i in np.flatnonzero(known):
+            low, high = self.indptr[where[i]], self.indptr[where[i] + 1]
+            df[i] = high - low if live is None else np.count_nonzero(live[self.rows[low:high]])
+        return df
 
-    def scores(self, query: NDArray[np.uint64]) -> NDArray[np.float32]:
-        """BM25 (Lucene's idf, k1=1.2, b=0.75) of every row for the query terms."""
-        total = np.zeros(len(self.lengths), dtype=np.float32)
-        if not len(self.terms) or not len(query):
-            return total
-        norm = K1 * (1 - B + B * self.lengths / max(float(self.lengths.mean()), 1e-9))
-        unique, repeats = np.unique(query, return_counts=True)
-        where = np.searchsorted(self.terms, unique).clip(0, len(self.terms) - 1)
-        for term, position, times, idf in zip(unique, where, repeats, self.idf(unique)):
-            if self.terms[position] != term:
-                continue
-            low, high = self.indptr[position], self.indptr[position + 1]
+    def add_scores(self, total: NDArray[np.float32], where: NDArray[np.intp],
+                   known: NDArray[np.bool_], weights: NDArray[np.float64],
+                   mean_length: float) -> None:
+        """Add each found term's BM25 (Lucene's, k1=1.2, b=0.75), times its weight (its
+        idf times how often the query repeats it), into `total` (one entry a row)."""
+        norm = K1 * (1 - B + B * self.lengths / mean_length)
+        for i in np.flatnonzero(known):
+            low, high = self.indptr[where[i]], self.indptr[where[i] + 1]
             rows, tf = self.rows[low:high], self.tf[low:high]
-            total[rows] += times * idf * tf / (tf + norm[rows])
-        return total
+            total[rows] += weights[i] * tf / (tf + norm[rows])
 
     def arrays(self, prefix: str) -> dict[str, NDArray[Any]]:
         return {f"{prefix}_{name}": getattr(self, name)
@@ -140,67 +152,40 @@ class _Postings:
 
 
 class LexicalIndex(Tokenized):
-    """BM25 over words and word pairs of each paper's lexical text, rows keyed like vectors."""
+    """One segment's BM25 postings over words and word pairs, rows keyed like its vectors
+    (keys ascending). Written once; a merge makes a new one (`merged`)."""
 
     def __init__(self, words: _Postings, pairs: _Postings, keys: NDArray[np.int64]) -> None:
         self._words, self._pairs, self._keys = words, pairs, keys
 
     @classmethod
-    def build(cls, keys: NDArray[np.int64], texts: Sequence[str]) -> LexicalIndex:
-        index = cls(_Postings.build([]), _Postings.build([]), np.zeros(0, np.int64))
-        index.add(keys, texts)
-        return index
+    def build(cls, keys: NDArray[np.int64], texts: Sequence[str],
+              tokenizer: Tokenizer | None = None) -> LexicalIndex:
+        """The postings of `texts`, row i keyed `keys[i]` (ascending)."""
+        tokenizer = tokenizer or Tokenizer()
+        terms = [tokenizer.terms(text) for text in texts]
+        return cls(_Postings.build([words for words, _ in terms]),
+                   _Postings.build([pairs for _, pairs in terms]),
+                   np.asarray(keys, dtype=np.int64))
+
+    @classmethod
+    def merged(cls, parts: Sequence[tuple[LexicalIndex, NDArray[np.bool_] | None]]
+               ) -> LexicalIndex:
+        """One index of the live rows (mask None: all) of `parts`, in key order."""
+        kept = [(index._words, index._pairs, index._keys) if live is None else
+                (index._words.keep(live), index._pairs.keep(live), index._keys[live])
+                for index, live in parts]
+        keys = np.concatenate([k for _, _, k in kept]) if kept else np.zeros(0, np.int64)
+        order = np.argsort(keys, kind="stable")
+        words = _Postings.concat([w for w, _, _ in kept]).reordered(order)
+        pairs = _Postings.concat([p for _, p, _ in kept]).reordered(order)
+        return cls(words, pairs, keys[order])
 
     def __len__(self) -> int:
         return len(self._keys)
 
     def keys(self) -> NDArray[np.int64]:
         return self._keys
-
-    def add(self, keys: NDArray[np.int64], texts: Sequence[str]) -> None:
-        terms = [self.tokenizer.terms(text) for text in texts]
-        self._words = self._words.extend([words for words, _ in terms])
-        self._pairs = self._pairs.extend([pairs for _, pairs in terms])
-        self._keys = np.concatenate([self._keys, np.asarray(keys, dtype=np.int64)])
-
-    def remove(self, keys: NDArray[np.int64]) -> None:
-        mask = ~np.isin(self._keys, keys)
-        self._words, self._pairs = self._words.keep(mask), self._pairs.keep(mask)
-        self._keys = self._keys[mask]
-
-    def idf(self, words: Sequence[str]) -> dict[str, float]:
-        """BM25 idf of each (stemmed) word, as the index weighs it."""
-        values = self._words.idf(self.tokenizer.hashes(words))
-        return dict(zip(words, (float(v) for v in values)))
-
-    def scores(self, query: str, *, pair_weight: float = PAIR_WEIGHT) -> NDArray[np.float32]:
-        """Lexical score of every row for `query` (0 where nothing matches): BM25 over
-        words plus `pair_weight` times BM25 over adjacent word pairs (0: words alone)."""
-        words, pairs = self.tokenizer.terms(query)
-        if not pair_weight:
-            return self._words.scores(words)
-        return self._words.scores(words) + pair_weight * self._pairs.scores(pairs)
-
-    def rows(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Row of each key (keys are stored ascending, as keys are handed out)."""
-        return np.searchsorted(self._keys, keys)
-
-    def top(self, scores: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None = None,
-            exclude: NDArray[np.int64] | None = None) -> tuple[NDArray[np.float32],
-                                                             NDArray[np.int64]]:
-        """The best `k` (scores, keys) of a `scores` array with a positive score, best first,
-        within `allowed` keys and outside `exclude`d ones."""
-        scores = scores.copy()
-        if allowed is not None:
-            scores[~np.isin(self._keys, allowed)] = 0.0
-        if exclude is not None and len(exclude):
-            scores[np.isin(self._keys, exclude)] = 0.0
-        positive = np.flatnonzero(scores > 0)
-        if len(positive) > k:
-            positive = positive[np.argpartition(-scores[positive], k - 1)[:k]]
-        order = positive[np.lexsort((self._keys[positive], -scores[positive]))]
-        return scores[order], self._keys[order]
-
 
     def save(self, directory: Path) -> list[str]:
         arrays = {"keys": self._keys, **self._words.arrays("words"),
@@ -213,3 +198,106 @@ class LexicalIndex(Tokenized):
         with np.load(directory / LEXICAL_FILE, allow_pickle=False) as data:
             return cls(_Postings.from_arrays(data, "words"), _Postings.from_arrays(data, "pairs"),
                        np.asarray(data["keys"]))
+
+    def postings(self, kind: str) -> _Postings:
+        """The postings of words (`kind` "words") or of word pairs ("pairs")."""
+        return self._words if kind == "words" else self._pairs
+
+
+class LexicalSearch(Tokenized):
+    """BM25 over the segments of one generation, each with its deleted rows masked out;
+    statistics are those of the live papers of all segments together. Rows are the
+    segments' rows one segment after another (`scores` has one entry a row)."""
+
+    def __init__(self, segments: Sequence[tuple[LexicalIndex, NDArray[np.bool_] | None]]
+                 ) -> None:
+        self._parts = list(segments)
+        self._keys = (np.concatenate([index.keys() for index, _ in self._parts])
+                      if self._parts else np.zeros(0, np.int64))
+        self._starts = np.cumsum([0] + [len(index) for index, _ in self._parts])
+        masks = [np.ones(len(index), bool) if live is None else live
+                 for index, live in self._parts]
+        self._live = np.concatenate(masks) if masks else np.zeros(0, bool)
+        self._count = int(self._live.sum())
+        self._mean: dict[str, float] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _mean_length(self, kind: str) -> float:
+        """The mean length of the live papers in terms of `kind`, over every segment."""
+        if kind not in self._mean:
+            total = sum(float(index.postings(kind).lengths[live if live is not None else
+                                                          slice(None)].sum(dtype=np.float64))
+                        for index, live in self._parts)
+            self._mean[kind] = max(total / max(self._count, 1), 1e-9)
+        return self._mean[kind]
+
+    def _idf(self, kind: str, terms: NDArray[np.uint64]
+             ) -> tuple[NDArray[np.float64], list[tuple[NDArray[np.intp], NDArray[np.bool_]]]]:
+        """Lucene's BM25 idf of each of `terms` (unique) among the live papers, and where
+        each segment holds them."""
+        found = [find_terms(index.postings(kind).terms, terms) for index, _ in self._parts]
+        df = np.zeros(len(terms), np.int64)
+        for (index, live), (where, known) in zip(self._parts, found):
+            df += index.postings(kind).live_df(where, known, live)
+        return np.log1p((self._count - df + 0.5) / (df + 0.5)), found
+
+    def _bm25(self, kind: str, query: NDArray[np.uint64]) -> NDArray[np.float32]:
+        total = np.zeros(len(self._keys), dtype=np.float32)
+        if not self._count or not len(query):
+            return total
+        unique, repeats = np.unique(query, return_counts=True)
+        idf, found = self._idf(kind, unique)
+        mean = self._mean_length(kind)
+        for (index, _), (where, known), start, stop in zip(
+                self._parts, found, self._starts[:-1], self._starts[1:]):
+            index.postings(kind).add_scores(total[start:stop], where, known, repeats * idf,
+                                            mean)
+        return total
+
+    def scores(self, query: str, *, pair_weight: float = PAIR_WEIGHT) -> NDArray[np.float32]:
+        """Lexical score of every row for `query` (0 where nothing matches, and for deleted
+        rows): BM25 over words plus `pair_weight` times BM25 over adjacent word pairs (0:
+        words alone)."""
+        words, pairs = self.tokenizer.terms(query)
+        total = self._bm25("words", words)
+        if pair_weight:
+            total += pair_weight * self._bm25("pairs", pairs)
+        total[~self._live] = 0.0
+        return total
+
+    def idf(self, words: Sequence[str]) -> dict[str, float]:
+        """BM25 idf of each (stemmed) word, as the index weighs it."""
+        hashes = self.tokenizer.hashes(words)
+        unique = np.unique(hashes)
+        values = self._idf("words", unique)[0][np.searchsorted(unique, hashes)]
+        return dict(zip(words, (float(v) for v in values)))
+
+    def rows(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The row of each of `keys`, which the segments must hold."""
+        found = np.zeros(len(keys), np.int64)
+        for (index, _), start in zip(self._parts, self._starts[:-1]):
+            held = index.keys()
+            if not len(held):
+                continue
+            at = np.searchsorted(held, keys).clip(0, len(held) - 1)
+            hit = held[at] == keys
+            found[hit] = start + at[hit]
+        return found
+
+    def top(self, scores: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None = None,
+            exclude: NDArray[np.int64] | None = None) -> tuple[NDArray[np.float32],
+                                                             NDArray[np.int64]]:
+        """The best `k` (scores, keys) of a `scores` array with a positive score, best first
+        (ties by key), within `allowed` keys and outside `exclude`d ones."""
+        scores = scores.copy()
+        if allowed is not None:
+            scores[~np.isin(self._keys, allowed)] = 0.0
+        if exclude is not None and len(exclude):
+            scores[np.isin(self._keys, exclude)] = 0.0
+        positive = np.flatnonzero(scores > 0)
+        if len(positive) > k:
+            positive = positive[np.argpartition(-scores[positive], k - 1)[:k]]
+        order = positive[np.lexsort((self._keys[positive], -scores[positive]))]
+        return scores[order], self._keys[order]

@@ -1,14 +1,18 @@
-"""The local storage's writes: a write stages a complete new generation from the newest
-one (a private copy of its parts, so the generation being served is never touched) and
-publishes it in one rename.
+"""The local storage's writes: each stages a new generation that shares every segment it
+keeps with the newest one (hard links, checksums carried over) and writes only what it
+adds: a segment for an `add`, deletion files for a `remove`, the segments a merge makes.
+It opens no segment it does not change. Views share segments already in memory, so a
+reader that follows the index loads only what a write added.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+import threading
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,18 +20,37 @@ from numpy.typing import NDArray
 from ...papers import Paper
 from ..base import IndexOptions, Storage, View, lexical_texts
 from ..layout import Lease, Manifest, Staging
-from .lexical import LEXICAL_FILE, LexicalIndex
+from .lexical import LexicalIndex
+from .merging import MergePolicy, merge_segments, plan_merge
+from .segment import (
+    DELETIONS_FILE,
+    Segment,
+    deletions_of,
+    files_of,
+    live_count,
+    load_segment,
+    segment_name,
+    write_deletions,
+    write_segment,
+)
 from .store import STORE_FILE, PaperStore
-from .vectors import EXACT_MAX, VectorIndex, choose_index_type, create_index
-from .view import LocalView, Parts, load_parts
+from .upgrading import upgrade_flat
+from .vectors import EXACT_MAX, VectorIndex, create_index, segment_index_type
+from .view import LocalView
 
 __all__ = ["LocalStorage"]
 
 
 class LocalStorage(Storage):
-    """Today's files: FAISS, BM25 arrays and SQLite in each generation's folder."""
+    """Segments of FAISS vectors, BM25 postings and SQLite records in each generation's
+    folder. `merge_policy` says which segments a write merges (see `merging`)."""
 
     kind = "local"
+    merge_policy = MergePolicy()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._open = _OpenSegments()
 
     def check_build(self, options: IndexOptions, count: int, dim: int, *,
                     overwrite: bool) -> None:
@@ -36,99 +59,205 @@ class LocalStorage(Storage):
     def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
               manifest: Manifest, options: IndexOptions, *, progress: bool = False
               ) -> Manifest:
-        index = _empty_index(options, vectors.shape[1], len(papers))
-        with PaperStore.transaction(staging.dir / STORE_FILE, create=True) as store:
-            keys = store.insert(papers)
-        index.add(keys, vectors)
-        parts = Parts(index, LexicalIndex.build(keys, lexical_texts(papers, manifest)))
-        manifest.index = {**index.meta(), "auto": options.index_type == "auto",
-                          "exact_max": _exact_max(options), "memory_budget": options.memory_budget}
+        keys = np.arange(1, len(papers) + 1, dtype=np.int64)
+        name = segment_name(staging.generation, 1)
+        lexical = LexicalIndex.build(keys, lexical_texts(papers, manifest))
+        record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
+                               _empty_index(options, vectors.shape[1], len(papers)))
+        manifest.index = {"auto": options.index_type == "auto",
+                          "requested": options.index_type,
+                          "overrides": dict(options.index_params or {}),
+                          "exact_max": _exact_max(options),
+                          "memory_budget": options.memory_budget}
         manifest.storage = {"kind": self.kind}
-        return self._commit(staging, parts, manifest)
+        manifest.segments, manifest.next_key = [record], len(papers) + 1
+        return self._commit(staging, manifest)
 
     def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:
-        self.directory.verify(manifest, checksums=checksums)
-        return LocalView.of(self.directory, manifest, load_parts(self.directory, manifest),
-                            lease)
+        held: list[tuple[Segment, NDArray[np.int64]]] = []
+        try:
+            self.directory.verify(manifest, checksums=checksums)
+            folder = self.directory.files_dir(manifest)
+            dim = int(manifest.model["dim"])
+            for record in manifest.segments:
+                identity = _identity(record, manifest)
+                segment = self._open.acquire(identity, partial(
+                    load_segment, folder / record["name"], record, identity, dim))
+                held.append((segment, deletions_of(folder / record["name"])))
+        except BaseException:
+            for segment, _ in held:
+                self._open.release(segment)
+            lease.release()
+            raise
+        return LocalView(manifest, held, lease, self._open.release)
 
     def keys_of(self, manifest: Manifest, paper_ids: Sequence[str]) -> dict[str, int]:
-        store = PaperStore.open(self.directory.files_dir(manifest) / STORE_FILE)
-        try:
-            return store.keys_of(paper_ids)
-        finally:
-            store.close()
+        found: dict[str, int] = {}
+        folder = self.directory.files_dir(manifest)
+        for record in manifest.segments:
+            keys = _read_store(folder / record["name"] / STORE_FILE,
+                               lambda store: store.keys_of(paper_ids))
+            deleted = deletions_of(folder / record["name"])
+            found.update({i: k for i, k in keys.items() if k not in deleted})
+        return found
 
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-               vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
-        parts = load_parts(self.directory, newest)  # a private copy: the served one is read
-        with self._copy_store(newest, staging) as store:
-            keys = store.insert(papers)
-        parts.vectors.add(keys, vectors)
-        parts.lexical.add(keys, lexical_texts(papers, newest))
-        parts.vectors = _retype(parts.vectors, newest, len(parts.vectors))
-        return self._publish(staging, parts, newest)
+               vectors: NDArray[np.float32]) -> Manifest:
+        keys = np.arange(newest.next_key, newest.next_key + len(papers), dtype=np.int64)
+        name = segment_name(staging.generation, 1)
+        lexical = LexicalIndex.build(keys, lexical_texts(papers, newest))
+        record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
+                               _segment_index(newest, len(papers), newest.count + len(papers)))
+        self._carry(newest, staging, newest.segments)
+        manifest = dataclasses.replace(newest, segments=[*newest.segments, record],
+                                       next_key=int(keys[-1]) + 1,
+                                       count=newest.count + len(papers))
+        return self._commit(staging, self._merge_as_planned(staging, manifest))
 
     def delete(self, staging: Staging, newest: Manifest,
-               keys: NDArray[np.int64]) -> tuple[Manifest, View]:
-        parts = load_parts(self.directory, newest)
-        with self._copy_store(newest, staging) as store:
-            store.delete(keys)
-        parts.vectors.remove(keys)
-        parts.lexical.remove(keys)
-        return self._publish(staging, parts, newest)
+               keys: NDArray[np.int64]) -> Manifest:
+        folder, records = self.directory.files_dir(newest), []
+        for record in newest.segments:
+            store = folder / record["name"] / STORE_FILE
+            hits = _read_store(store, lambda s: s.held(keys))
+            if not len(hits):
+                self._carry(newest, staging, [record])
+                records.append(record)
+                continue
+            deleted = np.union1d(deletions_of(folder / record["name"]), hits)
+            if len(deleted) >= int(record["count"]):
+                continue  # every paper of it removed: the segment is dropped
+            kept = [n for n in files_of(record, newest.files)
+                    if n != f"{record['name']}/{DELETIONS_FILE}"]
+            self.directory.link_files(newest, staging, kept)
+            write_deletions(staging.dir / record["name"], deleted)
+            records.append({**record, "deleted": len(deleted)})
+        manifest = dataclasses.replace(newest, segments=records, count=newest.count - len(keys))
+        return self._commit(staging, self._merge_as_planned(staging, manifest))
 
     def replace_vectors(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
-                        vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
-        parts = load_parts(self.directory, newest)
-        parts.vectors.remove(keys)
-        parts.vectors.add(keys, vectors)
-        self.directory.link_files(newest, staging, [STORE_FILE])
-        return self._publish(staging, parts, newest)
+                        vectors: NDArray[np.float32]) -> Manifest:
+        folder, manifest = self.directory.files_dir(newest), newest
+        self._carry(newest, staging, newest.segments)
+        for record in newest.segments:
+            held = _read_store(folder / record["name"] / STORE_FILE, lambda s: s.held(keys))
+            if len(held):
+                at = np.isin(keys, held)
+                manifest = self._merge(staging, manifest, [record["name"]],
+                                       (keys[at], vectors[at]))
+        return self._commit(staging, manifest)
+
+    def compact(self, staging: Staging, newest: Manifest) -> Manifest | None:
+        """Merge every segment into one, without the removed papers; None, writing
+        nothing, when the index is one segment with nothing removed already."""
+        if len(newest.segments) <= 1 and not any(r.get("deleted") for r in newest.segments):
+            return None
+        self._carry(newest, staging, newest.segments)
+        names = [str(record["name"]) for record in newest.segments]
+        return self._commit(staging, self._merge(staging, newest, names))
 
     def upgrade(self, staging: Staging, previous: Manifest, changes: list[str]) -> list[str]:
-        files = self.directory.files_dir(previous)
-        store = PaperStore.open(files / STORE_FILE)
-        try:
-            own = [] if store.has_identifiers else ["the paper store's doi and arxiv_id"]
-        finally:
-            store.close()
-        lexical = (files / LEXICAL_FILE).is_file()
-        if not lexical:
-            own.append("a lexical index (BM25) of the stored papers")
-        if not changes and not own:
-            return []
-        with self._copy_store(previous, staging) as store:  # writable: gains the columns
-            papers = list(store.iter_papers())
-        kept = [name for name in previous.files if name not in (STORE_FILE, LEXICAL_FILE)]
-        self.directory.link_files(previous, staging, kept)
-        if lexical:
-            self.directory.link_files(previous, staging, [LEXICAL_FILE])
-        else:
-            keys = np.array([key for key, _ in papers], dtype=np.int64)
-            LexicalIndex.build(keys, lexical_texts([p for _, p in papers], previous)
-                               ).save(staging.dir)
-        self.commit(staging, previous)
+        if previous.segments:
+            return super().upgrade(staging, previous, changes)
+        own = upgrade_flat(self.directory, staging, previous)
+        self._commit(staging, previous)
         return changes + own
 
-    def _publish(self, staging: Staging, parts: Parts,
-                 newest: Manifest) -> tuple[Manifest, View]:
-        """Commit the updated `parts` of `newest` and open a view of them."""
-        manifest = dataclasses.replace(newest, count=len(parts.vectors))
-        committed = self._commit(staging, parts, manifest)
-        return committed, LocalView.of(self.directory, committed, parts)
+    # -- the steps every write shares ------------------------------------------------------
+    def _carry(self, manifest: Manifest, staging: Staging,
+               records: Sequence[dict[str, Any]]) -> None:
+        """Share the files of the segments `records` of `manifest` with `staging`."""
+        for record in records:
+            self.directory.link_files(manifest, staging, files_of(record, manifest.files))
 
-    def _commit(self, staging: Staging, parts: Parts, manifest: Manifest) -> Manifest:
-        parts.vectors.save(staging.dir)
-        parts.lexical.save(staging.dir)
-        manifest.index = {**manifest.index, **parts.vectors.meta()}
+    def _merge_as_planned(self, staging: Staging, manifest: Manifest) -> Manifest:
+        """`manifest` after the merges the policy asks for, written into `staging`."""
+        while (names := plan_merge(manifest.segments, self.merge_policy)) is not None:
+            manifest = self._merge(staging, manifest, names)
+        return manifest
+
+    def _merge(self, staging: Staging, manifest: Manifest, names: Sequence[str],
+               replaced: tuple[NDArray[np.int64], NDArray[np.float32]] | None = None
+               ) -> Manifest:
+        """Merge the staged segments `names` of `manifest` into one new segment."""
+        records = {str(r["name"]): r for r in manifest.segments}
+        dim = int(manifest.model["dim"])
+        parts = [(load_segment(staging.dir / name, records[name], name, dim),
+                  deletions_of(staging.dir / name)) for name in names]
+        try:
+            number = 1 + sum(str(r["name"]).startswith(f"s{staging.generation:06d}-")
+                             for r in manifest.segments)
+            merged = segment_name(staging.generation, number)
+            total = sum(live_count(r) for r in manifest.segments)
+            record = merge_segments(staging.dir, merged, parts,
+                                    lambda size: _segment_index(manifest, size, total),
+                                    replaced)
+        finally:
+            for segment, _ in parts:
+                segment.close()
+        for name in names:
+            shutil.rmtree(staging.dir / name)
+            for file in files_of(records[name], staging.carried):
+                del staging.carried[file]
+        first = min(manifest.segments.index(records[name]) for name in names)
+        kept = [r for r in manifest.segments if str(r["name"]) not in names]
+        return dataclasses.replace(manifest, segments=[*kept[:first], record, *kept[first:]])
+
+    def _commit(self, staging: Staging, manifest: Manifest) -> Manifest:
+        """Publish `manifest`, its `index` entry describing its largest segment's index."""
+        if manifest.segments:
+            largest = max(manifest.segments, key=live_count)
+            manifest.index = {**manifest.index, **largest["index"]}
         return self.commit(staging, manifest)
 
-    def _copy_store(self, manifest: Manifest,
-                    staging: Staging) -> AbstractContextManager[PaperStore]:
-        """A transaction on a copy of the current store, inside the staged generation."""
-        shutil.copyfile(self.directory.files_dir(manifest) / STORE_FILE,
-                        staging.dir / STORE_FILE)
-        return PaperStore.transaction(staging.dir / STORE_FILE)
+
+class _OpenSegments:
+    """Segments in memory, shared by the views that list them (by identity), closed when
+    the last view lets go: a reader that moves to a newer generation loads only the
+    segments it lacks, and its memory does not double while it switches."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, list[Any]] = {}  # identity -> [segment, views holding it]
+
+    def acquire(self, identity: str, load: Callable[[], Segment]) -> Segment:
+        with self._lock:
+            if identity in self._held:
+                self._held[identity][1] += 1
+                return self._held[identity][0]  # type: ignore[no-any-return]
+        segment = load()  # outside the lock: other views go on meanwhile
+        with self._lock:
+            if identity in self._held:  # another thread loaded it meanwhile
+                segment.close()
+                self._held[identity][1] += 1
+                return self._held[identity][0]  # type: ignore[no-any-return]
+            self._held[identity] = [segment, 1]
+            return segment
+
+    def release(self, segment: Segment) -> None:
+        with self._lock:
+            entry = self._held.get(segment.identity)
+            if entry is None or entry[0] is not segment:
+                return
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._held[segment.identity]
+                segment.close()
+
+
+def _identity(record: dict[str, Any], manifest: Manifest) -> str:
+    """What tells a segment apart: its name, and its store's checksum (names restart
+    in an index rebuilt elsewhere and restored here)."""
+    store = manifest.files.get(f"{record['name']}/{STORE_FILE}", {})
+    return f"{record['name']}:{store.get('sha256', '')}"
+
+
+def _read_store(path: Any, read: Callable[[PaperStore], Any]) -> Any:
+    store = PaperStore.open(path)
+    try:
+        return read(store)
+    finally:
+        store.close()
 
 
 def _exact_max(options: IndexOptions) -> int:
@@ -140,16 +269,12 @@ def _empty_index(options: IndexOptions, dim: int, count: int) -> VectorIndex:
                         _exact_max(options), options.memory_budget)
 
 
-def _retype(index: VectorIndex, manifest: Manifest, count: int) -> VectorIndex:
-    """The index re-made as the type `auto` now picks, when growth crossed the threshold."""
-    if not manifest.index.get("auto"):
-        return index
-    wanted = choose_index_type(count, int(manifest.index.get("exact_max", EXACT_MAX)),
-                               memory_budget=manifest.index.get("memory_budget"),
-                               dim=index.dim)
-    if wanted == index.kind:
-        return index
-    keys = index.keys()
-    fresh = create_index(wanted, index.dim, count)
-    fresh.add(keys, index.reconstruct(keys))
-    return fresh
+def _segment_index(manifest: Manifest, size: int, total: int) -> VectorIndex:
+    """An empty vector index for a new segment of `size` papers in an index of `total`,
+    of the type `segment_index_type` picks under the index's rules."""
+    rules, dim = manifest.index, int(manifest.model["dim"])
+    requested = str(rules.get("requested", "auto" if rules.get("auto") else rules["type"]))
+    kind = segment_index_type(size, total, requested, int(rules.get("exact_max", EXACT_MAX)),
+                              memory_budget=rules.get("memory_budget"), dim=dim)
+    overrides = rules.get("overrides") if kind == requested else None
+    return create_index(kind, dim, size, overrides)

@@ -1,8 +1,10 @@
 """Paper metadata in SQLite: records by key and id, and the keys a filter admits.
 
-Each paper has an int64 `key`, the id its vector carries in the vector index. Keys come
-from AUTOINCREMENT, so a removed paper's key is never given to another one and a stale
-vector can never be mistaken for a new paper.
+Each paper has an int64 `key`, the id its vector carries in the vector index. Each
+segment of an index has its own store; keys are handed out by the index (its manifest's
+`next_key`), never reused, so a removed paper's key is never given to another one and a
+stale vector can never be mistaken for a new paper. (Stores written before segments
+took their keys from AUTOINCREMENT; `used_keys` reads how far that went.)
 """
 
 from __future__ import annotations
@@ -157,32 +159,36 @@ class PaperStore:
             return str(exc)
 
     # -- writing ---------------------------------------------------------------------------
-    def insert(self, papers: Sequence[Paper]) -> NDArray[np.int64]:
-        """Store `papers` (ids must be new); returns their keys in the same order."""
-        keys = np.empty(len(papers), dtype=np.int64)
-        for position, paper in enumerate(papers):
-            cursor = self._db.execute(
-                f"INSERT INTO papers ({_COLUMNS.removeprefix('key, ')}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (paper.id, paper.title, int(paper.title_derived), paper.abstract,
-                 json.dumps(list(paper.authors)), json.dumps(list(paper.keywords)),
-                 paper.venue, paper.year, paper.url, paper.tldr, paper.primary_area,
-                 paper.doi, paper.arxiv_id),
-            )
-            key = cursor.lastrowid
-            assert key is not None
-            keys[position] = key
-            self._db.executemany("INSERT INTO paper_keywords (key, keyword) VALUES (?, ?)",
-                                 [(key, keyword) for keyword in paper.keywords])
-        return keys
+    def insert(self, keys: NDArray[np.int64], papers: Sequence[Paper]) -> None:
+        """Store `papers` (ids must be new to this store) under `keys`, one each."""
+        self._db.executemany(
+            f"INSERT INTO papers ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(int(key), paper.id, paper.title, int(paper.title_derived), paper.abstract,
+              json.dumps(list(paper.authors)), json.dumps(list(paper.keywords)),
+              paper.venue, paper.year, paper.url, paper.tldr, paper.primary_area,
+              paper.doi, paper.arxiv_id) for key, paper in zip(keys, papers)])
+        self._db.executemany("INSERT INTO paper_keywords (key, keyword) VALUES (?, ?)",
+                             [(int(key), keyword) for key, paper in zip(keys, papers)
+                              for keyword in paper.keywords])
 
-    def delete(self, keys: NDArray[np.int64]) -> None:
-        for chunk in _chunks([int(key) for key in keys]):
-            marks = ",".join("?" * len(chunk))
-            self._db.execute(f"DELETE FROM paper_keywords WHERE key IN ({marks})", chunk)
-            self._db.execute(f"DELETE FROM papers WHERE key IN ({marks})", chunk)
+    def used_keys(self) -> int:
+        """The highest key ever handed out in this store (AUTOINCREMENT's record, which
+        outlives removed papers), or the highest key held; 0 when empty."""
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'papers'"
+                               ).fetchone()
+        held = self._db.execute("SELECT max(key) FROM papers").fetchone()[0]
+        return max(int(row[0]) if row else 0, int(held or 0))
 
     # -- reading ---------------------------------------------------------------------------
+    def held(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Those of `keys` stored here, ascending."""
+        found: list[int] = []
+        for chunk in _chunks([int(key) for key in keys]):
+            marks = ",".join("?" * len(chunk))
+            found += [row[0] for row in
+                      self._db.execute(f"SELECT key FROM papers WHERE key IN ({marks})", chunk)]
+        return np.array(sorted(found), dtype=np.int64)
+
     def keys_of(self, ids: Iterable[str]) -> dict[str, int]:
         """Key of each id that is stored; unknown ids are absent from the result."""
         found: dict[str, int] = {}
@@ -193,21 +199,20 @@ class PaperStore:
                 found[row["id"]] = int(row["key"])
         return found
 
-    def keys_by_identifier(self, column: str, values: Iterable[str]) -> dict[str, int]:
-        """The key of each normalised DOI (`column` doi) or arXiv id (arxiv_id) stored;
-        for one shared by several papers, the oldest."""
+    def keys_by_identifier(self, column: str, values: Iterable[str]
+                           ) -> list[tuple[str, int]]:
+        """(value, key) of every paper whose normalised DOI (`column` doi) or arXiv id
+        (arxiv_id) is one of `values`, by key."""
         if column not in _LATER_COLUMNS:
             raise ValueError(f"not an identifier column: {column}")
-        found: dict[str, int] = {}
+        found: list[tuple[str, int]] = []
         if not self._identifiers:
             return found
         for chunk in _chunks([value for value in values if value]):
             marks = ",".join("?" * len(chunk))
-            query = (f"SELECT {column}, min(key) FROM papers WHERE {column} IN ({marks}) "
-                     f"GROUP BY {column}")
-            for value, key in self._db.execute(query, chunk):
-                found[str(value)] = int(key)
-        return found
+            query = f"SELECT {column}, key FROM papers WHERE {column} IN ({marks})"
+            found += [(str(value), int(key)) for value, key in self._db.execute(query, chunk)]
+        return sorted(found, key=lambda pair: pair[1])
 
     def papers(self, keys: Iterable[int]) -> dict[int, Paper]:
         """Papers by key, for the keys that are stored."""

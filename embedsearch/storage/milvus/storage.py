@@ -142,7 +142,7 @@ class MilvusStorage(Storage):
         return self._checked(manifest).oldest(physical_name(manifest), "paper_id", paper_ids)
 
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-               vectors: NDArray[np.float32]) -> tuple[Manifest, View]:
+               vectors: NDArray[np.float32]) -> Manifest:
         connection, name = self._checked(newest), physical_name(newest)
         rows = paper_rows(papers, vectors, newest.text["lexical_fields"])
         words = WordCounts.load(self.directory.files_dir(newest))
@@ -153,14 +153,14 @@ class MilvusStorage(Storage):
                 inserted.extend(int(key) for key in result["ids"])
             words.add(lexical_texts(papers, newest))
             words.save(staging.dir)
-            return self._publish(staging, newest, connection, words)
+            return self._publish(staging, newest, connection)
         except BaseException:
             if inserted:  # the published generation must not gain papers it does not count
                 quietly(connection, "delete", name, ids=inserted)
             raise
 
     def delete(self, staging: Staging, newest: Manifest,
-               keys: NDArray[np.int64]) -> tuple[Manifest, View]:
+               keys: NDArray[np.int64]) -> Manifest:
         connection, name = self._checked(newest), physical_name(newest)
         held = [int(key) for key in keys]
         removed = [paper_of(row["record"])
@@ -169,15 +169,12 @@ class MilvusStorage(Storage):
         words.remove(lexical_texts(removed, newest))
         words.save(staging.dir)  # before the delete: a failure here changes nothing
         connection.call("delete", name, ids=held)
-        return self._publish(staging, newest, connection, words)
+        return self._publish(staging, newest, connection)
 
-    def _publish(self, staging: Staging, newest: Manifest, connection: Connection,
-                 words: WordCounts) -> tuple[Manifest, View]:
-        """Commit `newest` with the live count, its `words` saved in `staging` already."""
+    def _publish(self, staging: Staging, newest: Manifest, connection: Connection) -> Manifest:
+        """Commit `newest` with the live count, its word counts saved in `staging`."""
         manifest = dataclasses.replace(newest, count=connection.count(physical_name(newest), ""))
-        committed = self.commit(staging, manifest)
-        return committed, MilvusView(committed, connection.acquire(), words,
-                                     self.directory.lease(committed))
+        return self.commit(staging, manifest)
 
 
 def _properties(manifest: Manifest) -> dict[str, str]:

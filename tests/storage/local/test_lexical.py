@@ -1,15 +1,16 @@
-"""The local BM25 index: Lucene's BM25 by hand, updates equal to a rebuild, the same keys
-as the vector index after updates."""
+"""The local BM25 index: Lucene's BM25 by hand; over segments with deletions, and merged,
+the same scores as one build of the live papers; the same keys as the vector index."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from embedsearch import SearchEngine
 from embedsearch.storage.local import LocalView
-from embedsearch.storage.local.lexical import LexicalIndex
+from embedsearch.storage.local.lexical import LexicalIndex, LexicalSearch
 
 LORVP = "000_ae22c05437d8edef:1"
 
@@ -22,8 +23,9 @@ def test_lexical_and_vector_stores_agree_after_updates(seed_copy: Path) -> None:
     reopened = SearchEngine.open(seed_copy)
     for live in (engine, reopened):
         with live.snapshot() as view:
-            assert isinstance(view, LocalView)
-            assert np.array_equal(view.parts.vectors.keys(), view.parts.lexical.keys())
+            assert isinstance(view, LocalView) and view.check() == []
+            for segment in view.segments:
+                assert np.array_equal(segment.vectors.keys(), segment.lexical.keys())
         assert live.search("xenobots", k=5, mode="lexical") == []
         assert LORVP not in {h.paper.id for h in live.search("visual prompting", k=37,
                                                                 mode="lexical")}
@@ -31,7 +33,7 @@ def test_lexical_and_vector_stores_agree_after_updates(seed_copy: Path) -> None:
 
 def test_lexical_index_scores_like_bm25() -> None:
     texts = ["apple banana", "apple apple cherry", "banana cherry durian"]
-    index = LexicalIndex.build(np.array([1, 2, 3]), texts)
+    index = LexicalSearch([(LexicalIndex.build(np.array([1, 2, 3]), texts), None)])
     scores = index.scores("apple")
     # Lucene BM25 by hand: idf = ln(1 + (3 - 2 + .5) / (2 + .5)), k1 = 1.2, b = .75.
     idf = np.log1p(1.5 / 2.5)
@@ -44,22 +46,39 @@ def test_lexical_index_scores_like_bm25() -> None:
     assert index.top(scores, 5)[1].tolist() == [2, 1]
 
 
-def test_lexical_updates_equal_a_rebuild() -> None:
-    # add merges postings and remove filters them, without re-sorting: same scores as a
-    # fresh build of the same papers.
+def _corpus() -> tuple[np.ndarray, list[str]]:
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(3000)]
     texts = [" ".join(rng.choice(words, int(rng.integers(5, 60)))) for _ in range(3000)]
-    keys = np.arange(1, 3001)
-    grown = LexicalIndex.build(keys[:1000], texts[:1000])
-    grown.add(keys[1000:2000], texts[1000:2000])
-    grown.add(keys[2000:], texts[2000:])
-    whole = LexicalIndex.build(keys, texts)
-    gone = set(keys[::7].tolist())
-    for query in ("w1 w2 w3", "w500 w77", "w9 w10"):
-        assert np.allclose(grown.scores(query), whole.scores(query))
-    grown.remove(keys[::7])
-    rest = [(k, t) for k, t in zip(keys, texts) if k not in gone]
-    rebuilt = LexicalIndex.build(np.array([k for k, _ in rest]), [t for _, t in rest])
-    for query in ("w1 w2 w3", "w500 w77", "w9 w10"):
-        assert np.allclose(grown.scores(query), rebuilt.scores(query))
+    return np.arange(1, 3001), texts
+
+
+QUERIES = ("w1 w2 w3", "w500 w77", "w9 w10", "w1 w2 w2 w2")
+
+
+def test_bm25_statistics_are_summed_over_segments_and_their_deletions() -> None:
+    # Three segments with some papers deleted score every live paper as one build of
+    # the live papers does: df, paper count and mean length are the live ones of all.
+    keys, texts = _corpus()
+    cuts = [(0, 1000), (1000, 2200), (2200, 3000)]
+    segments = [LexicalIndex.build(keys[a:b], texts[a:b]) for a, b in cuts]
+    gone = keys[::7]
+    masks = [np.isin(index.keys(), gone, invert=True) for index in segments]
+    split = LexicalSearch(list(zip(segments, masks)))
+    live = np.isin(keys, gone, invert=True)
+    whole = LexicalSearch([(LexicalIndex.build(keys[live], [t for t, k in zip(texts, live)
+                                                            if k]), None)])
+    assert len(split) == len(whole) == int(live.sum())
+    for query in QUERIES:
+        assert np.allclose(split.scores(query)[live], whole.scores(query), atol=1e-5)
+        assert not split.scores(query)[~live].any()  # deleted papers score nothing
+        assert np.array_equal(split.top(split.scores(query), 10)[1],
+                              whole.top(whole.scores(query), 10)[1])
+    assert split.idf(["w1", "w77"]) == pytest.approx(whole.idf(["w1", "w77"]))
+    # A merge of the segments, in any order, is that one build.
+    merged = LexicalIndex.merged([(segments[2], masks[2]), (segments[0], masks[0]),
+                                  (segments[1], masks[1])])
+    assert np.array_equal(merged.keys(), keys[live])
+    alone = LexicalSearch([(merged, None)])
+    for query in QUERIES:
+        assert np.allclose(alone.scores(query), whole.scores(query), atol=1e-5)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import numpy as np
+
 from embedsearch.papers import Paper
 from embedsearch.storage.local.store import PaperStore
 
@@ -23,10 +25,11 @@ def test_a_store_written_before_identifiers_reads_and_grows(tmp_path: Path) -> N
     db.commit()
     db.close()
     store = PaperStore.open(path)
-    assert store.papers([1])[1].doi == "" and store.keys_by_identifier("doi", ["a"]) == {}
+    assert store.papers([1])[1].doi == "" and store.keys_by_identifier("doi", ["a"]) == []
+    assert store.used_keys() == 1
     store.close()
-    with PaperStore.transaction(path) as writable:  # a new generation's private copy
-        writable.insert([Paper(id="new", abstract="y", doi="10.1000/new")])
+    with PaperStore.transaction(path) as writable:  # an upgrade's private copy
+        writable.insert(np.array([2]), [Paper(id="new", abstract="y", doi="10.1000/new")])
     store = PaperStore.open(path)
-    assert store.keys_by_identifier("doi", ["10.1000/new"]) == {"10.1000/new": 2}
+    assert store.keys_by_identifier("doi", ["10.1000/new"]) == [("10.1000/new", 2)]
     store.close()

@@ -34,7 +34,7 @@ from embedsearch.readers import read_papers
 from embedsearch.storage import IndexOptions, View, storage_class
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.layout import IndexDirectory, Manifest
-from embedsearch.storage.local.lexical import LexicalIndex
+from embedsearch.storage.local.lexical import LexicalIndex, LexicalSearch
 from embedsearch.storage.milvus import Milvus, MilvusStorage, MilvusView
 from embedsearch.storage.milvus import view as milvus_view
 from embedsearch.storage.milvus.schema import filter_expression, paper_rows, truncate_text
@@ -241,14 +241,16 @@ def test_lexical_scores_of_given_keys(built: View) -> None:
 
 def test_word_statistics_match_a_local_lexical_index(built: View, corpus: Corpus) -> None:
     texts = [embedding_text(p, LEXICAL_FIELDS) for p in corpus.papers]
-    local = LexicalIndex.build(np.arange(len(texts), dtype=np.int64), texts)
+    local = LexicalSearch([(LexicalIndex.build(np.arange(len(texts), dtype=np.int64), texts),
+                            None)])
     stems = sorted({s for t in texts[:5] for s in local.tokenizer.words(t)}) + ["zyzzogeton"]
     assert len(built.words) == len(local)
     assert built.words.idf(stems) == pytest.approx(local.idf(stems))
     counts = WordCounts.build(texts[:30])
     counts.add(texts[30:])
     counts.remove(texts[:10])
-    rest = LexicalIndex.build(np.arange(28, dtype=np.int64), texts[10:])
+    rest = LexicalSearch([(LexicalIndex.build(np.arange(28, dtype=np.int64), texts[10:]),
+                           None)])
     assert len(counts) == 28 and counts.idf(stems) == pytest.approx(rest.idf(stems))
 
 
@@ -260,7 +262,7 @@ def test_add_and_remove(writable: tuple[IndexDirectory, MilvusStorage], corpus: 
         added = storage.add(staging, newest, corpus.papers[-3:-1] + corpus.papers[:1],
                             corpus.vectors[[-3, -2, 0]])
     assert added is not None
-    manifest, view = added
+    manifest, view = added, storage.view(added, directory.lease(added), checksums=True)
     assert manifest.count == len(view) == 37 and len(view.words) == 37
     assert manifest.generation == 2 and directory.read_manifest() == manifest
     new_id = corpus.papers[-2].id
@@ -272,7 +274,8 @@ def test_add_and_remove(writable: tuple[IndexDirectory, MilvusStorage], corpus: 
     with directory.write(replace=True) as staging, pytest.raises(PaperNotFoundError):
         storage.remove(staging, manifest, [new_id, "no such id"])
     with directory.write(replace=True) as staging:
-        manifest, view = storage.remove(staging, manifest, [new_id, corpus.papers[0].id])
+        manifest = storage.remove(staging, manifest, [new_id, corpus.papers[0].id])
+    view = storage.view(manifest, directory.lease(manifest), checksums=True)
     assert manifest.count == len(view) == len(view.keys()) == 35 and len(view.words) == 35
     assert view.keys_of([new_id, corpus.papers[0].id]) == {}
     texts = [embedding_text(p, LEXICAL_FIELDS) for p in corpus.papers[1:-1] if p.id != new_id]

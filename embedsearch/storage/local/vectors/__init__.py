@@ -13,16 +13,19 @@ from typing import Any
 from .base import VectorIndex, backend_class, register_backend
 from .faiss_index import FaissIndex
 from .reranked import RerankedIndex
-from .tuning import EXACT_MAX, choose_index_type
+from .tuning import EXACT_MAX, SEGMENT_EXACT_MAX, choose_index_type, segment_index_type
 
 __all__ = [
     "EXACT_MAX",
     "INDEX_TYPES",
+    "SEGMENT_EXACT_MAX",
     "VectorIndex",
     "choose_index_type",
     "create_index",
+    "index_files",
     "load_index",
     "register_backend",
+    "segment_index_type",
 ]
 
 #: Named index types; anything else is passed to FAISS as a factory string.
@@ -47,3 +50,8 @@ def load_index(directory: Path, meta: dict[str, Any], dim: int) -> VectorIndex:
     """The index saved in `directory`, described by the manifest entry `meta`."""
     cls = backend_class(str(meta["backend"]))
     return cls.load(directory, dim, str(meta["type"]), dict(meta["params"]))
+
+
+def index_files(meta: dict[str, Any]) -> tuple[str, ...]:
+    """The files an index described by the manifest entry `meta` saves."""
+    return backend_class(str(meta["backend"])).FILES

@@ -39,6 +39,8 @@ class VectorIndex(ABC):
     """Nearest-neighbour search over unit vectors keyed by int64."""
 
     backend: ClassVar[str]
+    #: The files `save` writes.
+    FILES: ClassVar[tuple[str, ...]]
     #: True when `_search` is exact, so filtering needs no exact fallback.
     exact: bool = False
 

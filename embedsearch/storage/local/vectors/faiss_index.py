@@ -47,6 +47,8 @@ def factory_for(kind: str, count: int,
 class FaissIndex(VectorIndex):
     """One FAISS index under our keys, with the search parameters of its type."""
 
+    FILES = (_INDEX_FILE, _KEYS_FILE)
+
     def __init__(self, dim: int, kind: str, params: dict[str, Any], index: Any,
                  keys: NDArray[np.int64] | None = None) -> None:
         super().__init__(dim, kind, params)

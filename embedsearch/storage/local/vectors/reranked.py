@@ -34,6 +34,8 @@ _MIN_TRAIN = 256 * 39
 class RerankedIndex(VectorIndex):
     """IVF-PQ candidates re-ranked exactly; full vectors memory-mapped, rows in key order."""
 
+    FILES = (_CODES_FILE, _VECTORS_FILE, _KEYS_FILE)
+
     def __init__(self, dim: int, kind: str, params: dict[str, Any], index: Any,
                  vectors: NDArray[np.float32], keys: NDArray[np.int64]) -> None:
         super().__init__(dim, kind, params)

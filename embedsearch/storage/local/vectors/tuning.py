@@ -15,12 +15,14 @@ from ....errors import InputError
 
 __all__ = [
     "EXACT_MAX",
+    "SEGMENT_EXACT_MAX",
     "choose_index_type",
     "estimate_bytes",
     "hnsw_params",
     "ivf_params",
     "ivfpq_params",
     "search_threads",
+    "segment_index_type",
 ]
 
 #: Up to this many vectors an index is exact by default. Exact search is then at most
@@ -29,6 +31,12 @@ __all__ = [
 #: under a millisecond, so the approximate index pays for its build time and its ~1.5%
 #: recall loss.
 EXACT_MAX = 50_000
+
+#: In an index past `exact_max`, a segment is exact only up to this many vectors: every
+#: query scans each exact segment, and a few thousand vectors scan in under 0.4 ms,
+#: while an approximate index of a size this small saves little and cannot train on
+#: fewer (IVF-PQ needs 256 x 39 points). See `segment_index_type`.
+SEGMENT_EXACT_MAX = 5_000
 
 #: Past this many vectors HNSW is built with a narrower beam (see `hnsw_params`).
 LARGE_HNSW = 200_000
@@ -51,6 +59,23 @@ def choose_index_type(count: int, exact_max: int = EXACT_MAX, *,
     need = estimate_bytes("ivfpq", count, dim) / 1e6
     raise InputError(f"--memory-budget: {count} vectors need at least {need:.0f} MB even "
                      "compressed (ivfpq)")
+
+
+def segment_index_type(size: int, total: int, requested: str, exact_max: int = EXACT_MAX, *,
+                       memory_budget: int | None = None, dim: int = 384) -> str:
+    """The vector index type of a segment of `size` vectors in an index of `total`.
+
+    `requested` "auto": while the whole index is within `exact_max` every segment is
+    exact, as one index of that size would be; past it, segments above
+    `SEGMENT_EXACT_MAX` get the approximate index `choose_index_type` picks for their
+    size, so the vectors a query scans exactly stay bounded (fewer than ten small
+    segments a tier, see `merging.MergePolicy`). Another `requested` type is kept for
+    segments above `SEGMENT_EXACT_MAX`; smaller ones are exact ('flat' stays 'flat').
+    """
+    limit = exact_max if total <= exact_max else min(exact_max, SEGMENT_EXACT_MAX)
+    if requested == "auto":
+        return choose_index_type(size, limit, memory_budget=memory_budget, dim=dim)
+    return requested if size > SEGMENT_EXACT_MAX else "flat"
 
 
 def estimate_bytes(kind: str, count: int, dim: int = 384) -> int:

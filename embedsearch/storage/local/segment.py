@@ -1,0 +1,111 @@
+"""A segment: an immutable piece of a local index, written once and then only shared.
+
+    g000007/s000005-1/
+      papers.sqlite     the segment's papers (records, filters, identifiers)
+      vectors.faiss     its vector index (keys.npy beside it; ivfpq: codes and vectors)
+      lexical.npz       its BM25 postings
+      deletions.npy     the keys of its papers removed since (absent: none), written anew
+                        by the generation that removes one
+
+A generation lists its segments in the manifest (`Manifest.segments`); the next one
+shares every file it keeps by hard link and writes only what it adds: a new segment for
+an `add`, a new deletions file for each segment a `remove` touches, a merged segment
+for a merge (`merging`). A segment's name is `s` + the generation that wrote it + a
+number within that generation, so names are never reused within an index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...papers import Paper
+from .lexical import LexicalIndex
+from .store import STORE_FILE, PaperStore
+from .vectors import VectorIndex, load_index
+
+__all__ = ["DELETIONS_FILE", "Segment", "deletions_of", "files_of", "live_count", "load_segment",
+           "segment_name", "write_deletions", "write_segment"]
+
+DELETIONS_FILE = "deletions.npy"
+
+
+def segment_name(generation: int, number: int) -> str:
+    """The name of the `number`th segment written by `generation`."""
+    return f"s{generation:06d}-{number}"
+
+
+def files_of(record: dict[str, Any], files: dict[str, Any]) -> list[str]:
+    """The files ("NAME/FILE") of the segment `record` among a manifest's `files`."""
+    prefix = f"{record['name']}/"
+    return sorted(name for name in files if name.startswith(prefix))
+
+
+def live_count(record: dict[str, Any]) -> int:
+    """How many of the segment's papers are not deleted."""
+    return int(record["count"]) - int(record.get("deleted", 0))
+
+
+@dataclass
+class Segment:
+    """One segment open for reading: its vector and lexical indexes in memory and its
+    paper store open read-only. Shared by every view of a generation that lists it
+    (`identity` tells two segments of one name apart across a rebuild or restore)."""
+
+    name: str
+    identity: str
+    vectors: VectorIndex
+    lexical: LexicalIndex
+    store: PaperStore
+
+    def keys(self) -> NDArray[np.int64]:
+        """Every key written to the segment, deleted ones included, ascending."""
+        return self.lexical.keys()
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def load_segment(folder: Path, record: dict[str, Any], identity: str, dim: int) -> Segment:
+    """The segment `record` whose files are in `folder`."""
+    store = PaperStore.open(folder / STORE_FILE)
+    try:
+        return Segment(str(record["name"]), identity, load_index(folder, record["index"], dim),
+                       LexicalIndex.load(folder), store)
+    except BaseException:
+        store.close()
+        raise
+
+
+def deletions_of(folder: Path) -> NDArray[np.int64]:
+    """The deleted keys of the segment in `folder`, ascending (none: empty)."""
+    path = folder / DELETIONS_FILE
+    if not path.is_file():
+        return np.zeros(0, np.int64)
+    return np.asarray(np.load(path, allow_pickle=False), dtype=np.int64)
+
+
+def write_deletions(folder: Path, keys: NDArray[np.int64]) -> None:
+    """Record `keys` (all of the segment's deleted keys) as the segment's deletions."""
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / DELETIONS_FILE, np.unique(np.asarray(keys, dtype=np.int64)))
+
+
+def write_segment(folder: Path, name: str, keys: NDArray[np.int64], papers: Sequence[Paper],
+                  vectors: NDArray[np.float32], lexical: LexicalIndex,
+                  index: VectorIndex) -> dict[str, Any]:
+    """Write a new segment of `papers` (keys ascending; row i of `vectors` is paper i's)
+    into `folder`, with `lexical` its postings and `index` its vector index (empty, of
+    the type its size calls for); the manifest's record of it."""
+    folder.mkdir(parents=True)
+    with PaperStore.transaction(folder / STORE_FILE, create=True) as store:
+        store.insert(keys, papers)
+    index.add(keys, vectors)
+    index.save(folder)
+    lexical.save(folder)
+    return {"name": name, "count": len(keys), "deleted": 0, "index": index.meta()}
