@@ -33,6 +33,10 @@ class IndexInfo:
     #: What is put before queries and before papers' texts, and where that came from
     #: ({"query": "", "document": "", "source": "none"} for a model without prompts).
     prompts: dict[str, str]
+    #: Segments of a local index (each searched per query; merges keep them few), and
+    #: removed papers still held in them until a merge drops them (0 for Milvus).
+    segments: int = 0
+    deleted: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The description as JSON-ready data (the shape of `embedsearch info --json`)."""
@@ -69,4 +73,6 @@ def describe(directory: IndexDirectory, manifest: Manifest) -> IndexInfo:
         storage=dict(manifest.storage),
         prompts={"query": "", "document": "", "source": "none",
                  **model.get("prompts", {})},
+        segments=len(manifest.segments),
+        deleted=sum(int(segment.get("deleted", 0)) for segment in manifest.segments),
     )

@@ -76,8 +76,11 @@ class LiveIndex:
         if self._view is not None:
             with self.reading() as view:
                 return view.keys_of(paper_ids)
-        manifest = self.manifest()
-        return self._storage_of(manifest).keys_of(manifest, paper_ids)
+        manifest, lease = self.directory.open_current()  # a writer may publish meanwhile
+        try:
+            return self._storage_of(manifest).keys_of(manifest, paper_ids)
+        finally:
+            lease.release()
 
     def _open(self, *, checksums: bool) -> tuple[View, tuple[int, int, int] | None]:
         """The newest generation, open, and the manifest stamp it was read under."""

@@ -66,7 +66,8 @@ def test_info_json_contract(cli: Cli, seed_index: Path) -> None:
     result = cli("info", "--index", seed_index, "--json")
     assert result.code == 0
     (info,) = result.json_lines()
-    assert info["count"] == 38 and info["dim"] == 384 and info["format_version"] == 2
+    assert info["count"] == 38 and info["dim"] == 384 and info["format_version"] == 3
+    assert info["segments"] == 1 and info["deleted"] == 0
     assert info["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert info["index_type"] == "flat"
 

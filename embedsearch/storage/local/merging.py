@@ -34,19 +34,24 @@ class MergePolicy:
     100 x floor), ... When a tier holds `segments_per_tier` segments, its smallest ones
     merge, and the result lands in the tier above (it is at least ten times the tier's
     lower bound). So a paper is rewritten at most once per tier it climbs: about
-    log10(N / floor) + 1 times over its life (write amplification about 3 at 80k
-    papers, 5 at 10M), while an index holds at most segments_per_tier - 1 segments a tier:
-    fewer than 10 x tiers (27 at 80k papers, 45 at 10M), each searched per query.
+    log10(N / floor) + 1 times over its life (4 at 80k papers, 6 at 10M), while an index
+    holds at most segments_per_tier - 1 segments a tier: fewer than 10 x tiers (36 at
+    80k papers, 54 at 10M; a few in practice), each searched per query.
 
-    The floor keeps tiny segments (single-paper adds) from each making a tier of their
-    own: below it, ten segments of a few papers merge for a few hundred KB. A segment
-    with more than `max_deleted_share` of its papers removed is rewritten alone (Lucene's
-    deletesPctAllowed): removed papers would otherwise cost memory and search time for
-    ever; rewriting only then costs each removed paper at most 1 / share rewrites.
+    Segments below the floor all count as one tier, as Lucene's floorSegmentMB makes
+    them: without it every single-paper add would make a tier climb of its own. The
+    price is paid in tier 0 only: a segment growing there is rewritten with each ten
+    small writes until it reaches the floor, at most `floor` papers (about 400 KB) a
+    time, so single-paper adds cost about floor / 9 rewritten papers each.
+
+    A segment with more than `max_deleted_share` of its papers removed is rewritten
+    alone (Lucene's deletesPctAllowed): removed papers would otherwise cost memory and
+    search time for ever; rewriting only then costs each removed paper at most
+    1 / share rewrites.
     """
 
     segments_per_tier: int = 10
-    floor: int = 1_000
+    floor: int = 100
     max_deleted_share: float = 0.25
 
 
