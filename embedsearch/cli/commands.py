@@ -29,10 +29,13 @@ def say(args: argparse.Namespace, message: str) -> None:
         print(message, file=sys.stderr)
 
 
-def _open(args: argparse.Namespace, *, model: str | None = None) -> Any:
+def _open(args: argparse.Namespace, *, model: str | None = None, verify: bool = True) -> Any:
+    """The engine of the index the command names. `verify` False: files are checked by
+    size, not hashed (a write that reads a few records should not hash the index)."""
     from ..engine import SearchEngine
 
     options = {"backend": getattr(args, "backend", None), "cache_dir": args.cache_dir,
+               "verify": verify,
                "cache": not getattr(args, "no_cache", False),
                "secrets": storage_options(args),
                "query_prompt": getattr(args, "query_prompt", None)}
@@ -232,7 +235,7 @@ def info(args: argparse.Namespace) -> None:
 
 
 def add(args: argparse.Namespace) -> None:
-    engine = _open(args)
+    engine = _open(args, verify=False)  # a write reads only the records it checks
     if args.ray_gpus and engine.info().encoder_backend != "cuda":
         raise InputError(f"--ray-gpus: {engine.path} was built with backend "
                          f"{engine.info().encoder_backend}, and added papers must be encoded "
@@ -264,7 +267,7 @@ def cache(args: argparse.Namespace) -> None:
 
 
 def remove(args: argparse.Namespace) -> None:
-    engine = _open(args)
+    engine = _open(args, verify=False)
     removed = engine.remove(args.paper_ids, wait=args.wait)
     say(args, f"Removed {removed} papers; {len(engine)} remain.")
 

@@ -19,7 +19,8 @@ Adder = Callable[[argparse.ArgumentParser], None]
 
 
 def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
-    """Declare check, backup, restore and upgrade with the parser's `command` helper."""
+    """Declare check, backup, restore, upgrade and compact with the parser's `command`
+    helper."""
     from ..checking import DRIFT_SAMPLE, drift_threshold
 
     checking = command("check", "Check an index is whole; exit 1 listing each problem.")
@@ -41,7 +42,9 @@ def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
 
     saving = command("backup", "Copy an index to DEST while it serves (verified).")
     add_index(saving)
-    saving.add_argument("dest", metavar="DEST", help="a new folder for the copy")
+    saving.add_argument("dest", metavar="DEST",
+                        help="a new folder for the copy, or an earlier backup of this index: "
+                             "then only the segments it lacks are copied")
     saving.set_defaults(run=backup)
 
     back = command("restore", "Replace an index with a backup; servers switch to it.")
@@ -55,6 +58,12 @@ def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
     add_index(newer)
     add_wait(newer)
     newer.set_defaults(run=upgrade)
+
+    packing = command("compact", "Merge an index's segments into one, dropping removed "
+                                 "papers for good.")
+    add_index(packing)
+    add_wait(packing)
+    packing.set_defaults(run=compact)
 
 
 def check(args: argparse.Namespace) -> int:
@@ -97,6 +106,19 @@ def backup(args: argparse.Namespace) -> None:
     with SearchEngine.open(index_path(args), verify=False) as engine:
         copied = engine.backup(args.dest)
     say(args, f"Backed up {copied.count} papers to {args.dest} (checksums verified).")
+
+
+def compact(args: argparse.Namespace) -> None:
+    from ..engine import SearchEngine
+
+    with SearchEngine.open(index_path(args), verify=False,
+                           secrets=storage_options(args)) as engine:
+        before = engine.info()
+        if engine.compact(wait=args.wait):
+            say(args, f"Merged {before.segments} segments into one ({before.deleted} removed "
+                       f"papers dropped); {len(engine)} papers.")
+        else:
+            say(args, f"{engine.path} is compact already.")
 
 
 def restore(args: argparse.Namespace) -> None:

@@ -5,6 +5,9 @@ are never changed once written, and the lease keeps the next writer from removin
 them, so the copy is consistent while the server answers and cron adds papers, and no
 lock is held for its duration. The copy is committed as a new index (it opens as it
 is) and its checksums are compared with the source manifest's before it is published.
+A backup into a folder that holds an earlier backup is a new generation of that backup:
+the files it already holds with the same name and sha256 (segments never change once
+written) are shared by hard link, and only the others are copied and checksummed.
 
 A restore replaces an index with a backup as one new generation, through the writers'
 lock: a running server switches to it at its next request, as it does to any write.
@@ -43,18 +46,26 @@ def _copy(source: Path, target: Path, names: list[str]) -> None:
 
 
 def backup_index(index: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Manifest:
-    """Copy the current generation of the index at `index` to `dest` (a new folder) as
-    an index of its own, verified against the source's checksums; its manifest."""
-    if Path(dest).exists() and (not Path(dest).is_dir() or any(Path(dest).iterdir())):
-        raise ConfigurationError(f"{dest} exists; a backup goes to a new folder",
-                                 parameter="dest")
+    """Copy the current generation of the index at `index` to `dest` (a new folder, or
+    an earlier backup: then only what it lacks is copied) as an index of its own,
+    verified against the source's checksums; its manifest."""
+    target = IndexDirectory(dest)
+    earlier = target.exists()
+    if not earlier and Path(dest).exists() and (not Path(dest).is_dir()
+                                                or any(Path(dest).iterdir())):
+        raise ConfigurationError(f"{dest} exists and is not a backup; a backup goes to a new "
+                                 "folder or to an earlier backup", parameter="dest")
     source = IndexDirectory(index)
     manifest, lease = source.open_current()
     try:
         _local_only(manifest, "backup")
-        target = IndexDirectory(dest)
-        with target.write() as staging:
-            _copy(source.files_dir(manifest), staging.dir, sorted(manifest.files))
+        with target.write(replace=earlier) as staging:
+            held = staging.previous.files if staging.previous is not None else {}
+            kept = [name for name, entry in manifest.files.items() if held.get(name) == entry]
+            if staging.previous is not None:
+                target.link_files(staging.previous, staging, kept)
+            _copy(source.files_dir(manifest), staging.dir,
+                  sorted(set(manifest.files) - set(kept)))
             copied = target.commit(staging, dataclasses.replace(manifest, files={}))
             if copied.files != manifest.files:
                 raise IndexCorruptError(f"the copy in {dest} does not match {index}'s "

@@ -15,6 +15,7 @@ from embedsearch import SearchEngine
 from embedsearch.errors import ConfigurationError
 from embedsearch.server.app import create_app
 from embedsearch.storage.backup import backup_index
+from embedsearch.storage.layout import IndexDirectory
 from tests.conftest import SEED_COUNT, ids_on_disk, new_records, run_embedsearch, write_jsonl
 
 _ADDS = """
@@ -56,8 +57,30 @@ def test_backups_taken_while_another_process_adds_hold_one_generation_each(
 def test_a_backup_goes_to_a_new_folder(seed_index: Path, tmp_path: Path) -> None:
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("mine")
-    with pytest.raises(ConfigurationError, match="exists; a backup goes to a new folder"):
+    with pytest.raises(ConfigurationError, match="is not a backup; a backup goes to a new"):
         backup_index(seed_index, tmp_path / "taken")
+
+
+def test_a_backup_into_an_earlier_one_copies_only_the_segments_it_lacks(
+        seed_copy: Path, tmp_path: Path) -> None:
+    saved = tmp_path / "saved"
+    first = backup_index(seed_copy, saved)
+    base = IndexDirectory(saved).files_dir(first)
+    inodes = {name: (base / name).stat().st_ino for name in first.files}
+    with SearchEngine.open(seed_copy) as engine:
+        engine.add(new_records("later", 3))
+        engine.remove([sorted(ids_on_disk(seed_copy))[0]])
+    second = backup_index(seed_copy, saved)
+    assert second.generation == first.generation + 1
+    folder = IndexDirectory(saved).files_dir(second)
+    shared = [name for name in second.files if name in inodes
+              and (folder / name).stat().st_ino == inodes[name]]
+    segment = first.segments[0]["name"]
+    # The first segment is shared but for its new deletions file; the new one is copied.
+    assert sorted(shared) == sorted(n for n in first.files if n.startswith(segment))
+    assert second.files == IndexDirectory(seed_copy).read_manifest().files
+    with SearchEngine.open(saved) as restored:  # every file's sha256 checked on opening
+        assert ids_on_disk(saved) == ids_on_disk(seed_copy) and restored.check().whole
 
 
 def test_a_restore_under_a_running_server_is_seen_at_the_next_request(
