@@ -4,9 +4,10 @@ Sections: encoding throughput and quality per backend against the naive pipeline
 batch size and length sorting are worth; the cost of adding 1% new papers against a
 full build; warm query latency at the dev corpus' size; every index type at a million
 vectors; cold start of the CLI; the first search on a fresh machine against plain
-sentence-transformers; and, asked for by name (each needs its extra), a local
-build against a `--ray` one, the dev index in local files against Milvus Lite, and
-encoding on a GPU against the CPU default.
+sentence-transformers; what `add` and `remove` cost, each a process of its own, as the
+index grows (`writes`); and, asked for by name (each needs its extra), a local build
+against a `--ray` one, the dev index in local files against Milvus Lite, and encoding
+on a GPU against the CPU default.
 Ratios are measured side by side in the same run.
 `--quick` shrinks every section to a smoke test.
 """
@@ -32,10 +33,12 @@ from .pipeline import pipeline_table
 from .report import Table
 from .scale import scale_table
 from .updates import updates_table
+from .writes import writes_table
 
 __all__ = ["main", "parser"]
 
-SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart", "first-search")
+SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart", "first-search",
+            "writes")
 #: Sections run only when named in --sections.
 OPTIONAL_SECTIONS = ("ray", "milvus", "gpu")
 
@@ -57,12 +60,15 @@ class Settings:
     milvus_papers: int = 0  # 0: the whole dev corpus
     gpu_papers: int = 0  # 0: the whole dev corpus
     gpu_cpu_papers: int = 4000
+    write_sizes: str = "5000,0"  # 0: the whole dev corpus but the added papers
+    write_added: int = 100
+    write_runs: int = 3
 
 
 _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
                   scale=20_000, runs=2, first_search_runs=1, index_types="flat,hnsw,ivf",
                   ray_papers=200, ray_rounds=1, milvus_papers=3000, gpu_papers=2000,
-                  gpu_cpu_papers=200)
+                  gpu_cpu_papers=200, write_sizes="300,1200", write_added=10, write_runs=2)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
@@ -99,6 +105,12 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
                                                   "79,509)")
     p.add_argument("--gpu-cpu-papers", type=int, help="papers the CPU default encodes beside "
                                                       "the GPU (full: 4000)")
+    p.add_argument("--write-sizes", help="comma-separated index sizes of the writes "
+                                         "section (full: 5000,0; 0: the whole corpus but "
+                                         "the added papers)")
+    p.add_argument("--write-added", type=int, help="papers each `add` of the writes section "
+                                                   "adds (full: 100)")
+    p.add_argument("--write-runs", type=int, help="runs of each write per size (full: 3)")
     p.add_argument("--json", metavar="FILE", help="also write every table to FILE as JSON")
     return p
 
@@ -163,6 +175,10 @@ def run(args: argparse.Namespace) -> list[Table]:
 
             began = time.perf_counter()
             emit(gpu_table(devset, settings.gpu_papers, settings.gpu_cpu_papers), began)
+        if "writes" in sections:
+            began = time.perf_counter()
+            emit(writes_table(devset, [int(size) for size in settings.write_sizes.split(",")],
+                              settings.write_added, settings.write_runs), began)
     return tables
 
 
