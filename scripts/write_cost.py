@@ -10,6 +10,12 @@ processes it starts import the same embedsearch it does.
 
     python scripts/write_cost.py --sizes 5000,79509 --added 100 --runs 3 \
         --dev-dir ../shared/data/papers --json writes.json
+
+`--growth N` adds the bench's growth table (query latency after 30 single-paper adds to
+an index of N papers against one build, and a reader's refresh after an add; 0: the
+whole corpus); `--million N` the cost of an add at N replicated papers against the
+corpus' size (minutes: building N papers' records and postings). `--skip-sizes` runs
+only those.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import logging
 import sys
 from pathlib import Path
 
+from embedsearch.benchmark.growth import growth_table, million_table
 from embedsearch.benchmark.writes import writes_table
 from embedsearch.devset import DevSet, default_dev_dir
 
@@ -49,16 +56,30 @@ def main(argv: list[str] | None = None) -> int:
                         help="the labelled data folder with papers.jsonl.gz and the stored "
                              "embeddings (default: %(default)s)")
     parser.add_argument("--json", metavar="OUT", type=Path,
-                        help="also write the table to OUT as JSON")
+                        help="also write the tables to OUT as JSON")
+    parser.add_argument("--growth", type=int, metavar="N",
+                        help="also the growth table at N papers (0: the whole corpus)")
+    parser.add_argument("--million", type=int, metavar="N",
+                        help="also the cost of an add at N replicated papers")
+    parser.add_argument("--skip-sizes", action="store_true",
+                        help="leave out the table of --sizes")
     args = parser.parse_args(argv)
 
     # Progress (each index built, each run) on stderr: a full run takes minutes.
     logging.basicConfig(format="%(message)s", level=logging.WARNING)
     logging.getLogger("embedsearch").setLevel(logging.INFO)
-    table = writes_table(DevSet(args.dev_dir), args.sizes, args.added, args.runs)
-    table.print()
+    devset, tables = DevSet(args.dev_dir), []
+    if not args.skip_sizes:
+        tables.append(writes_table(devset, args.sizes, args.added, args.runs))
+        tables[-1].print()
+    if args.growth is not None:
+        tables.append(growth_table(devset, args.growth))
+        tables[-1].print()
+    if args.million:
+        tables.append(million_table(devset, args.million, args.added, args.runs))
+        tables[-1].print()
     if args.json:
-        args.json.write_text(json.dumps(table.to_dict(), indent=2))
+        args.json.write_text(json.dumps([table.to_dict() for table in tables], indent=2))
     return 0
 
 

@@ -28,6 +28,7 @@ from ..encoding import backend_names
 from .coldstart import coldstart_table
 from .encoding import encoding_table
 from .firstsearch import first_search_table
+from .growth import growth_table
 from .latency import build_stored_index, latency_table
 from .pipeline import pipeline_table
 from .report import Table
@@ -63,12 +64,15 @@ class Settings:
     write_sizes: str = "5000,0"  # 0: the whole dev corpus but the added papers
     write_added: int = 100
     write_runs: int = 3
+    growth_papers: int = 0  # 0: the whole dev corpus but the added papers
+    growth_queries: int = 200
 
 
 _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
                   scale=20_000, runs=2, first_search_runs=1, index_types="flat,hnsw,ivf",
                   ray_papers=200, ray_rounds=1, milvus_papers=3000, gpu_papers=2000,
-                  gpu_cpu_papers=200, write_sizes="300,1200", write_added=10, write_runs=2)
+                  gpu_cpu_papers=200, write_sizes="300,1200", write_added=10, write_runs=2,
+                  growth_papers=1200, growth_queries=20)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
@@ -179,6 +183,9 @@ def run(args: argparse.Namespace) -> list[Table]:
             began = time.perf_counter()
             emit(writes_table(devset, [int(size) for size in settings.write_sizes.split(",")],
                               settings.write_added, settings.write_runs), began)
+            began = time.perf_counter()
+            emit(growth_table(devset, settings.growth_papers,
+                              queries=settings.growth_queries), began)
     return tables
 
 

@@ -45,14 +45,14 @@ from ..papers import DEFAULT_FIELDS, Paper, embedding_text
 from ..readers import read_papers
 from .report import Table
 
-__all__ = ["ProcessCost", "measure_command", "writes_table"]
+__all__ = ["BACKEND", "ProcessCost", "measure_command", "seed_cache", "writes_table"]
 
 _log = logging.getLogger(__name__)
 
 #: The backend the indexes record. An exported backend knows its vector length from the
 #: export's metadata, so a process whose vectors are all cached loads no model; torch's
 #: would load the model just to learn that length.
-_BACKEND = "onnx"
+BACKEND = "onnx"
 #: Modules that are imported only to run an encoder: in a child after its command, they
 #: mean a model was loaded after all, and the write's cost would be the model's.
 _MODEL_MODULES = ("torch", "onnxruntime", "openvino")
@@ -155,8 +155,9 @@ def _write_new_papers(papers: Sequence[Paper], path: Path) -> list[Paper]:
     return read_papers([path])
 
 
-def _seed_cache(encoder: Encoder, papers: Sequence[Paper], vectors: NDArray[np.float32]) -> None:
-    """Cache `vectors` as `encoder` would have made them for `papers`' texts."""
+def seed_cache(encoder: Encoder, papers: Sequence[Paper], vectors: NDArray[np.float32]) -> None:
+    """Cache `vectors` as `encoder` would have made them for `papers`' texts (the cache's
+    database is closed after: another process reads it next)."""
     cache = encoder.embedding_cache()
     if cache is None:
         raise RuntimeError("the benchmark's encoder has its embedding cache off")
@@ -205,7 +206,7 @@ def writes_table(devset: DevSet, sizes: Sequence[int], added: int, runs: int) ->
             indexes[size] = folder / f"index-{size}"
             began = time.perf_counter()
             with SearchEngine.build(indexes[size], papers[:size], vectors=stored[:size],
-                                    backend=_BACKEND, fields=DEFAULT_FIELDS,
+                                    backend=BACKEND, fields=DEFAULT_FIELDS,
                                     cache_dir=cache_dir) as engine:
                 if size == counts[0]:  # one cache serves every index: same encoder
                     written = [paper for run, path in enumerate(new_files)
@@ -215,7 +216,7 @@ def writes_table(devset: DevSet, sizes: Sequence[int], added: int, runs: int) ->
                     if len(written) != held_out:  # the rows below would be others'
                         raise RuntimeError(f"{len(written)} of the {held_out} held-out "
                                            "papers read back")
-                    _seed_cache(engine.encoder, written, stored[new_start:])
+                    seed_cache(engine.encoder, written, stored[new_start:])
             _log.info("writes: built an index of %d papers in %.0f s", size,
                       time.perf_counter() - began)
         adds: dict[int, list[ProcessCost]] = {size: [] for size in counts}

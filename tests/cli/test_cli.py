@@ -215,7 +215,7 @@ def test_bench_quick_runs(tmp_path: Path) -> None:
     tables = json.loads(out.read_text())
     assert [t["title"].split()[0] for t in tables] == ["Encoding", "Encoding", "Updating",
                                                        "Warm", "Index", "Cold", "First",
-                                                       "Writing"]
+                                                       "Writing", "An"]
     encoding = {row["pipeline"]: row for row in tables[0]["rows"]}
     assert any(name.endswith("(auto)") for name in encoding)
     assert all(row["mean cos"] >= 0.99 for row in encoding.values())
