@@ -185,9 +185,7 @@ class LocalStorage(Storage):
         parts = [(load_segment(staging.dir / name, records[name], name, dim),
                   deletions_of(staging.dir / name)) for name in names]
         try:
-            number = 1 + sum(str(r["name"]).startswith(f"s{staging.generation:06d}-")
-                             for r in manifest.segments)
-            merged = segment_name(staging.generation, number)
+            merged = _next_name(staging)
             total = sum(live_count(r) for r in manifest.segments)
             record = merge_segments(staging.dir, merged, parts,
                                     lambda size: _segment_index(manifest, size, total),
@@ -243,6 +241,13 @@ class _OpenSegments:
             if entry[1] == 0:
                 del self._held[segment.identity]
                 segment.close()
+
+
+def _next_name(staging: Staging) -> str:
+    """A name for one more segment of `staging`'s generation: past every one staged."""
+    prefix = segment_name(staging.generation, 0)[:-1]
+    taken = [int(entry.name[len(prefix):]) for entry in staging.dir.glob(f"{prefix}*")]
+    return segment_name(staging.generation, max(taken, default=0) + 1)
 
 
 def _identity(record: dict[str, Any], manifest: Manifest) -> str:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from embedsearch import Filters, Paper, SearchEngine
 from embedsearch.storage.layout import IndexDirectory
-from embedsearch.storage.local import LocalView, MergePolicy
+from embedsearch.storage.local import LocalStorage, LocalView, MergePolicy
 from embedsearch.storage.local.merging import plan_merge, tier_of
 from tests.conftest import assert_clean, ids_on_disk, new_records, run_embedsearch, write_jsonl
 
@@ -138,6 +139,20 @@ def test_two_writers_at_once_lose_nothing(seed_copy: Path, tmp_path: Path) -> No
     with SearchEngine.open(seed_copy) as engine:
         assert len(engine) == 38 + 8 and engine.check().whole
     assert_clean(seed_copy)
+
+
+def test_merges_cascade_within_one_write(seed_copy: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two segments a tier from two papers up: one add can merge twice in one commit.
+    monkeypatch.setattr(LocalStorage, "merge_policy", MergePolicy(segments_per_tier=2,
+                                                                   floor=2))
+    with SearchEngine.open(seed_copy) as engine:
+        for number in range(6):
+            engine.add([{"id": f"c{number}", "abstract": f"A cascading paper {number}."}])
+            assert engine.check().whole and len(engine) == 39 + number
+        assert all(f"c{number}" in engine for number in range(6))
+    sizes = [int(str(s["count"])) for s in _segments(seed_copy)]
+    assert sum(sizes) == 44 and len(sizes) <= 4, sizes
 
 
 def test_the_policy_bounds_segments_and_rewrites() -> None:
