@@ -11,7 +11,8 @@ sentence added, so they are encoded as any new paper is.
 Every --every minutes, and at the start and the end, it prints (and with --json
 writes) one row: the reads' p50/p99 latency over the window, the server's RSS, the
 generation, the papers, the current generation's size on disk and the whole index
-folder's, and the vectors FAISS holds against the live ones (HNSW keeps tombstones).
+folder's, the write cycles acknowledged so far, the segments and the removed papers
+they still hold.
 At the end: recall@10 of the grown index against exact search over the same vectors,
 the same for a fresh build of the same papers, and whether every acknowledged write
 is there (every added paper present, every removed one gone).
@@ -128,25 +129,26 @@ def writer(index: Path, source: list[dict[str, object]], minutes: float, add: in
             time.sleep(max(0.0, 60 - (time.monotonic() - began)))
 
 
-def _tombstones(index: Path) -> tuple[int, int]:
-    with SearchEngine.open(index, verify=False) as engine, engine.snapshot() as view:
-        assert isinstance(view, LocalView)
-        vectors = view.parts.vectors
-        return getattr(vectors, "held", len(vectors)), len(vectors)
+def _cycles(log: Path) -> int:
+    """Write cycles (an add and a remove) acknowledged so far."""
+    if not log.exists():
+        return 0
+    return sum(1 for line in log.read_text().splitlines() if '"removed"' in line)
 
 
-def row(label: str, index: Path, pid: int, window: Window) -> dict[str, object]:
+def row(label: str, index: Path, pid: int, window: Window, log: Path) -> dict[str, object]:
     latencies, errors = window.take()
     manifest = json.loads((index / "manifest.json").read_text())
     generation = index / f"g{manifest['generation']:06d}"
-    held, live = _tombstones(index)
+    segments = manifest.get("segments", [])
     return {"at": label, "reads": len(latencies), "read_errors": errors,
             "p50_ms": round(_percentile(latencies, 0.5), 1),
             "p99_ms": round(_percentile(latencies, 0.99), 1),
             "server_rss_mb": rss_mb(pid), "generation": manifest["generation"],
             "papers": manifest["count"], "generation_mb": round(_size_mb(generation), 1),
-            "index_folder_mb": round(_size_mb(index), 1), "faiss_held": held,
-            "faiss_live": live}
+            "index_folder_mb": round(_size_mb(index), 1), "write_cycles": _cycles(log),
+            "segments": len(segments),
+            "deleted_held": sum(int(s.get("deleted", 0)) for s in segments)}
 
 
 def recall(index: Path, queries: list[str]) -> dict[str, object]:
@@ -158,7 +160,8 @@ def recall(index: Path, queries: list[str]) -> dict[str, object]:
         vectors = view.vectors(keys)
         encoded = engine.encoder.encode_queries(queries)
         _, truth = exact_search(vectors, keys, encoded, 10)
-        _, grown = view.parts.vectors.search(encoded, 10)
+        none = np.zeros(0, np.int64)
+        grown = np.array([view.dense(vector, 10, None, none)[1] for vector in encoded])
         fresh = create_index("auto", vectors.shape[1], len(keys))
         fresh.add(keys, vectors)
         _, rebuilt = fresh.search(encoded, 10)
@@ -220,12 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     log = args.work / "writes.jsonl"
     window, stop = Window(), threading.Event()
     with server(index) as (url, pid):
+        log.touch()
         readers = [threading.Thread(target=reader, args=(url, queries, window, stop, n),
                                     daemon=True) for n in range(args.readers)]
         for thread in readers:
             thread.start()
         time.sleep(60)  # a warm start: the first minute's reads are the baseline window
-        rows.append(row("start", index, pid, window))
+        rows.append(row("start", index, pid, window, log))
         print(json.dumps(rows[-1]), flush=True)
         write = subprocess.Popen([sys.executable, __file__, "--writer", str(index),
                                   str(args.minutes), str(args.add), str(args.remove),
@@ -235,9 +239,9 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(5)
             elapsed = (time.monotonic() - started) / 60
             if elapsed >= args.every * len(rows):
-                rows.append(row(f"{elapsed:.1f} min", index, pid, window))
+                rows.append(row(f"{elapsed:.1f} min", index, pid, window, log))
                 print(json.dumps(rows[-1]), flush=True)
-        rows.append(row("end", index, pid, window))
+        rows.append(row("end", index, pid, window, log))
         print(json.dumps(rows[-1]), flush=True)
         stop.set()
     end = {**recall(index, queries[:200]), **acknowledged(index, log),
