@@ -1,14 +1,14 @@
 """Where an index's vectors, words and papers live: local files, or a Milvus collection.
 
 `Storage` and `View` are the interface (`base`); `layout` is the index directory every
-backend keeps (manifests, generations, leases, the writers' lock); `exact` is the
-exact search every backend falls back on and is tested against. Each backend is one
-folder providing a `Backend` named `BACKEND`, listed once in `BACKENDS` below:
+storage keeps (manifests, generations, leases, the writers' lock); `exact` is the
+exact search every storage falls back on and is tested against. Each storage kind is one
+folder providing a `StorageKind` named `STORAGE`, listed once in `STORAGE_KINDS` below:
 
-    storage/local/    FAISS vectors, BM25 arrays and SQLite beside the manifest
+    storage/local/    segments of FAISS vectors, BM25 postings and SQLite beside the manifest
     storage/milvus/   a Milvus collection (Milvus Lite file or server)
 
-A backend is imported when an index of its kind is opened or built, so local files
+A storage kind is imported when an index of its kind is opened or built, so local files
 never import pymilvus.
 """
 
@@ -20,10 +20,10 @@ from importlib import import_module
 from ..errors import ConfigurationError
 from .base import (
     DEFAULT_LEXICAL_FIELDS,
-    Backend,
     IndexOptions,
     Ranked,
     Storage,
+    StorageKind,
     Target,
     Update,
     View,
@@ -32,9 +32,9 @@ from .base import (
 )
 
 __all__ = [
-    "BACKENDS",
+    "STORAGE_KINDS",
     "DEFAULT_LEXICAL_FIELDS",
-    "Backend",
+    "StorageKind",
     "IndexOptions",
     "Ranked",
     "Storage",
@@ -42,42 +42,42 @@ __all__ = [
     "Update",
     "View",
     "WordStatistics",
-    "backend",
+    "find_storage",
     "parse_target",
     "storage_class",
     "storage_kind",
 ]
 
 #: Every kind of storage: the kind a manifest records -> the folder that provides it.
-#: A new backend is one folder here and one line in this table.
-BACKENDS: dict[str, str] = {
+#: A new storage kind is one folder here and one line in this table.
+STORAGE_KINDS: dict[str, str] = {
     "local": "local",
     "milvus": "milvus",
 }
 
 
-def backend(kind: str) -> Backend:
-    """The backend of `kind`; LookupError names the known ones."""
-    if kind not in BACKENDS:
-        raise LookupError(f"unknown index storage '{kind}' (known: {', '.join(BACKENDS)})")
-    found: Backend = import_module(f".{BACKENDS[kind]}", __name__).BACKEND
+def find_storage(kind: str) -> StorageKind:
+    """The storage kind `kind`; LookupError names the known ones."""
+    if kind not in STORAGE_KINDS:
+        raise LookupError(f"unknown index storage '{kind}' (known: {', '.join(STORAGE_KINDS)})")
+    found: StorageKind = import_module(f".{STORAGE_KINDS[kind]}", __name__).STORAGE
     return found
 
 
 def storage_class(kind: str) -> type[Storage]:
     """The storage of `kind`; LookupError names the known ones."""
-    return backend(kind).storage
+    return find_storage(kind).storage
 
 
 def parse_target(uri: str, options: Mapping[str, str] | None = None,
                  index_name: str = "papers") -> Target:
     """Where a new index is to live, from `KIND` or `KIND:LOCATION` and options:
     `local`, `milvus:./papers.db`, `milvus:http://host:19530` with `collection` and
-    `token` options. `index_name` names what a backend names after the index."""
+    `token` options. `index_name` names what a storage names after the index."""
     kind, _, location = uri.partition(":")
-    if kind not in BACKENDS:
+    if kind not in STORAGE_KINDS:
         raise ConfigurationError(f"unknown storage '{kind}' in '{uri}'; use one of "
-                                 f"{', '.join(BACKENDS)}, as KIND or KIND:LOCATION",
+                                 f"{', '.join(STORAGE_KINDS)}, as KIND or KIND:LOCATION",
                                  parameter="storage")
-    return backend(kind).target(location, dict(options or {}), index_name)
+    return find_storage(kind).target(location, dict(options or {}), index_name)
 

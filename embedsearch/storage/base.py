@@ -4,12 +4,12 @@ An index is a directory of manifests (see `layout`): each generation's manifest 
 the model and fields it was built with and, in `manifest.storage`, where its data lives:
 files beside the manifest (`local`, the default) or a Milvus collection (`milvus`). The
 engine, retrieval, CLI and server read an index only through a `View` (one state, open
-for reading) and change it only through its `Storage`. A backend is one folder beside
-this module that provides a `Backend` (see `storage/__init__.py`).
+for reading) and change it only through its `Storage`. A storage kind is one folder beside
+this module that provides a `StorageKind` (see `storage/__init__.py`).
 
-The rules that span every backend are written once: hybrid fusion, diversity, evidence
+The rules that span every storage are written once: hybrid fusion, diversity, evidence
 and examples in ranking; here, the write steps (which papers are new, which ids are
-missing, what a committed manifest records). A backend answers ranked lists and lookups
+missing, what a committed manifest records). A storage answers ranked lists and lookups
 and applies the inserts and deletes it is handed.
 """
 
@@ -31,7 +31,7 @@ from ..words import WordStatistics
 from .exact import Ranked
 from .layout import IndexDirectory, Lease, Manifest, Staging
 
-__all__ = ["DEFAULT_LEXICAL_FIELDS", "Backend", "IndexOptions", "Ranked", "Storage", "Target",
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "Ranked", "Storage", "StorageKind", "Target",
            "Update", "View", "WordStatistics", "lexical_texts", "storage_kind"]
 
 #: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
@@ -52,7 +52,7 @@ def lexical_texts(papers: Iterable[Paper], manifest: Manifest) -> list[str]:
 class IndexOptions:
     """How a new index is built: its vector index type and what text is embedded.
     A storage that keeps its own vector index (Milvus) reads `index_params` only;
-    `exact_max` None is the local backend's own threshold (`vectors.EXACT_MAX`)."""
+    `exact_max` None is the local storage's own threshold (`vectors.EXACT_MAX`)."""
 
     index_type: str = "auto"
     index_params: dict[str, Any] | None = None
@@ -151,9 +151,9 @@ class Storage(ABC):
 
     `LiveIndex` holds the writers' lock and reads the newest manifest before calling
     `add` or `remove`; a write returns the manifest it published, and only the live
-    index opens views (of what it serves). The steps every backend shares
+    index opens views (of what it serves). The steps every storage shares
     are written here once: `add` keeps only papers the index lacks, `remove` refuses an
-    id it does not hold, `commit` records the software; a backend provides the hooks
+    id it does not hold, `commit` records the software; a storage provides the hooks
     `keys_of`, `insert` and `delete`.
     """
 
@@ -257,11 +257,11 @@ class Storage(ABC):
 
 
 @dataclass(frozen=True)
-class Backend:
-    """What a backend folder provides as its `BACKEND`: the storage class, and how a
+class StorageKind:
+    """What a storage folder provides as its `STORAGE`: the storage class, and how a
     `--storage KIND:LOCATION` with `--storage-option KEY=VALUE`s becomes its target.
     `target(location, options, index_name)`: `index_name` is the index folder's name,
-    for a backend that names things after it (a Milvus collection); an unknown option
+    for a storage that names things after it (a Milvus collection); an unknown option
     raises ConfigurationError naming the known ones."""
 
     storage: type[Storage]

@@ -9,7 +9,8 @@ Format versions this code has written:
         paper store the doi and arxiv_id columns (each read as absent when missing)
     3   segments: a local generation lists immutable segments (`segments`), each a
         folder of its own papers.sqlite, vectors, lexical.npz and deletions; keys are
-        handed out from `next_key`. Milvus indexes list none.
+        handed out from `next_key`. Milvus indexes list none. The vector index's entry
+        names its `implementation` (format 2: `backend`).
 
 A version-3 manifest opens as it is. An earlier one is refused with the command that
 upgrades it (`embedsearch upgrade`, see `upgrade`); one newer than this code is refused
@@ -112,8 +113,11 @@ def _from_1(data: dict[str, Any]) -> dict[str, Any]:
 
 def _from_2(data: dict[str, Any]) -> dict[str, Any]:
     """2 -> 3: segments. The manifest lists none yet: `upgrade` makes the generation's
-    files (one flat set) its first segment, without rewriting them."""
-    return {**data, "segments": [], "next_key": 1, "format_version": 3}
+    files (one flat set) its first segment, without rewriting them. The vector index's
+    "backend" is named its "implementation" (backend names the encoder's runtime)."""
+    index = {("implementation" if key == "backend" else key): value
+             for key, value in data["index"].items()}
+    return {**data, "index": index, "segments": [], "next_key": 1, "format_version": 3}
 
 
 #: Each earlier format version's step to the next; `upgrade` writes the files a step

@@ -1,4 +1,4 @@
-"""The local backend: an index's vectors (FAISS), words (BM25 arrays) and papers (SQLite)
+"""The local storage: an index's vectors (FAISS), words (BM25 arrays) and papers (SQLite)
 as files in each generation's folder beside the manifest.
 
     segment.py   a segment: an immutable folder of papers, vectors and postings
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ConfigurationError
-from ..base import Backend, Target
+from ..base import StorageKind, Target
 from .merging import MergePolicy
 from .storage import LocalStorage
 from .view import LocalView
 
-__all__ = ["BACKEND", "Local", "LocalStorage", "LocalView", "MergePolicy"]
+__all__ = ["STORAGE", "Local", "LocalStorage", "LocalView", "MergePolicy"]
 
 
 @dataclass(frozen=True)
@@ -49,4 +49,4 @@ def _target(location: str, options: Mapping[str, str], index_name: str) -> Targe
     return Local()
 
 
-BACKEND = Backend(LocalStorage, _target)
+STORAGE = StorageKind(LocalStorage, _target)

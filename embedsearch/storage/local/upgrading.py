@@ -53,8 +53,8 @@ def upgrade_flat(directory: IndexDirectory, staging: Staging, previous: Manifest
         _move(staging, moved, f"{name}/{moved}")
     rest = [n for n in previous.files if n not in data and n != LEXICAL_FILE]
     directory.link_files(previous, staging, rest)  # beside the segment, as they were
-    previous.segments = [{"name": name, "count": len(keys), "deleted": 0,
-                          "index": {k: previous.index[k] for k in ("backend", "type", "params")}}]
+    index = {k: previous.index[k] for k in ("implementation", "type", "params")}
+    previous.segments = [{"name": name, "count": len(keys), "deleted": 0, "index": index}]
     previous.next_key = used + 1
     previous.index = _rules(previous.index)
     return changes

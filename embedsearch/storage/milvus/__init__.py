@@ -15,7 +15,7 @@ view sees them too; its manifest's count is what `len` says.
     view.py         the reads (`MilvusView`)
     schema.py       the collection's fields, rows and filter expressions
     connection.py   the shared client, its errors in our words
-Here: the target (`Milvus`) and the backend's entry (`BACKEND`).
+Here: the target (`Milvus`) and the storage kind's entry (`STORAGE`).
 """
 
 
@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ConfigurationError
-from ..base import Backend, Target
+from ..base import StorageKind, Target
 from .connection import MilvusError, is_lite
 from .storage import MilvusStorage, check_name
 from .view import MilvusView
 
-__all__ = ["BACKEND", "Milvus", "MilvusError", "MilvusStorage", "MilvusView", "is_lite"]
+__all__ = ["STORAGE", "Milvus", "MilvusError", "MilvusStorage", "MilvusView", "is_lite"]
 
 #: What `--storage milvus:URI` takes as `--storage-option KEY=VALUE`.
 OPTIONS = ("collection", "token")
@@ -83,4 +83,4 @@ def _target(location: str, options: Mapping[str, str], index_name: str) -> Targe
     return Milvus(location, collection, token=options.get("token") or None)
 
 
-BACKEND = Backend(MilvusStorage, _target)
+STORAGE = StorageKind(MilvusStorage, _target)

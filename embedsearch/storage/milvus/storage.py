@@ -95,7 +95,7 @@ class MilvusStorage(Storage):
             connection.call("alter_collection_properties", physical, _properties(manifest))
             connection.call("load_collection", physical)
             WordCounts.build(lexical_texts(papers, manifest)).save(staging.dir)
-            manifest.index = {"backend": "milvus", "type": "HNSW",
+            manifest.index = {"implementation": "milvus", "type": "HNSW",
                               "params": {**hnsw, "metric": "IP"}, "lexical": "BM25"}
             manifest.storage = {**settings, "physical": physical}
             _point_alias(connection, alias, physical, old)

@@ -2,7 +2,7 @@
 
 `create_index` makes an empty index of a type (`flat`, `hnsw`, `ivf`, `auto` or a FAISS
 factory string); `load_index` reads one back from what the manifest recorded. A new
-backend is one module defining a `VectorIndex` subclass with `@register_backend`.
+implementation is one module defining a `VectorIndex` subclass with `@register_vector_index`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import VectorIndex, backend_class, register_backend
+from .base import VectorIndex, register_vector_index, vector_index_class
 from .faiss_index import FaissIndex
 from .reranked import RerankedIndex
 from .tuning import EXACT_MAX, SEGMENT_EXACT_MAX, choose_index_type, segment_index_type
@@ -24,7 +24,7 @@ __all__ = [
     "create_index",
     "index_files",
     "load_index",
-    "register_backend",
+    "register_vector_index",
     "segment_index_type",
 ]
 
@@ -48,10 +48,10 @@ def create_index(kind: str, dim: int, count: int, params: dict[str, Any] | None 
 
 def load_index(directory: Path, meta: dict[str, Any], dim: int) -> VectorIndex:
     """The index saved in `directory`, described by the manifest entry `meta`."""
-    cls = backend_class(str(meta["backend"]))
+    cls = vector_index_class(str(meta["implementation"]))
     return cls.load(directory, dim, str(meta["type"]), dict(meta["params"]))
 
 
 def index_files(meta: dict[str, Any]) -> tuple[str, ...]:
     """The files an index described by the manifest entry `meta` saves."""
-    return backend_class(str(meta["backend"])).FILES
+    return vector_index_class(str(meta["implementation"])).FILES

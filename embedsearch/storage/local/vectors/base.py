@@ -1,7 +1,7 @@
-"""The `VectorIndex` interface and the registry that maps a backend name to its class.
+"""The `VectorIndex` interface and the registry that maps an implementation's name to its class.
 
 An index holds unit vectors under int64 keys and answers top-k inner-product queries.
-Filtering is shared here, once for every backend: a query may be limited to `allowed`
+Filtering is shared here, once for every implementation: a query may be limited to `allowed`
 keys and may `exclude` some, and still gets k hits whenever k admissible vectors exist:
 a small admissible subset is searched exactly, and an approximate search that comes
 back short is redone exactly.
@@ -20,17 +20,18 @@ from numpy.typing import NDArray
 from ....registry import ClassRegistry
 from ...exact import Ranked, exact_search, exact_subset_limit
 
-__all__ = ["VectorIndex", "backend_class", "register_backend"]
+__all__ = ["VectorIndex", "register_vector_index", "vector_index_class"]
 
-_REGISTRY: ClassRegistry[VectorIndex] = ClassRegistry("vector backend", "backend")
+_REGISTRY: ClassRegistry[VectorIndex] = ClassRegistry("vector index implementation",
+                                                      "implementation")
 
 
-def register_backend(name: str) -> Callable[[type[VectorIndex]], type[VectorIndex]]:
-    """Class decorator: make the class loadable under backend `name`."""
+def register_vector_index(name: str) -> Callable[[type[VectorIndex]], type[VectorIndex]]:
+    """Class decorator: make the class loadable under the implementation name `name`."""
     return _REGISTRY.register(name)
 
 
-def backend_class(name: str) -> type[VectorIndex]:
+def vector_index_class(name: str) -> type[VectorIndex]:
     """The class registered as `name`; LookupError names the known ones."""
     return _REGISTRY.get(name)
 
@@ -38,7 +39,8 @@ def backend_class(name: str) -> type[VectorIndex]:
 class VectorIndex(ABC):
     """Nearest-neighbour search over unit vectors keyed by int64."""
 
-    backend: ClassVar[str]
+    #: The name its manifest entry records (`meta`): which class loads it.
+    implementation: ClassVar[str]
     #: The files `save` writes.
     FILES: ClassVar[tuple[str, ...]]
     #: True when `_search` is exact, so filtering needs no exact fallback.
@@ -49,7 +51,7 @@ class VectorIndex(ABC):
         self.kind = kind
         self.params = dict(params)
 
-    # -- what a backend provides ------------------------------------------------------
+    # -- what an implementation provides ------------------------------------------------------
     @abstractmethod
     def __len__(self) -> int: ...
 
@@ -88,7 +90,7 @@ class VectorIndex(ABC):
 
     def meta(self) -> dict[str, Any]:
         """What the manifest records to load this index again."""
-        return {"backend": self.backend, "type": self.kind, "params": self.params}
+        return {"implementation": self.implementation, "type": self.kind, "params": self.params}
 
     # -- shared behaviour ---------------------------------------------------------------
     def search(

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ....errors import InputError
 from ...exact import Ranked
-from .base import VectorIndex, register_backend
+from .base import VectorIndex, register_vector_index
 from .faisslib import faiss, id_selector, set_threads, training_sample, write_index
 from .tuning import hnsw_params, ivf_params
 
@@ -43,7 +43,7 @@ def factory_for(kind: str, count: int,
     return kind, dict(overrides)
 
 
-@register_backend("faiss")
+@register_vector_index("faiss")
 class FaissIndex(VectorIndex):
     """One FAISS index under our keys, with the search parameters of its type."""
 

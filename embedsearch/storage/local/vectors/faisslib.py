@@ -1,5 +1,5 @@
 """FAISS as this package uses it: typed as Any, plus the ID selector and thread setting
-both backends need.
+both implementations need.
 
 faiss ships stubs that lack most of its SWIG API (search parameters, selectors,
 DirectMap); typing it as Any is more honest than a page of ignores.
@@ -40,7 +40,7 @@ def write_index(index: Any, path: Path) -> None:
 def set_threads(queries: int | None = None) -> None:
     """Set FAISS's OpenMP threads for the call about to run: every core to train and add,
     `search_threads` for a search of `queries` (one thread for a single query). Both
-    backends set it before each call: the setting is process-wide, and adds and searches
+    implementations set it before each call: the setting is process-wide, and adds and searches
     want different ones."""
     cores = os.cpu_count() or 1
     faiss.omp_set_num_threads(cores if queries is None else search_threads(queries, cores))

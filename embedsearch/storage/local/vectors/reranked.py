@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ....errors import InputError
 from ...exact import Ranked
-from .base import VectorIndex, register_backend
+from .base import VectorIndex, register_vector_index
 from .faisslib import faiss, id_selector, set_threads, training_sample, write_index
 from .tuning import ivfpq_params
 
@@ -30,7 +30,7 @@ _KEYS_FILE = "keys.npy"
 _MIN_TRAIN = 256 * 39
 
 
-@register_backend("faiss-reranked")
+@register_vector_index("faiss-reranked")
 class RerankedIndex(VectorIndex):
     """IVF-PQ candidates re-ranked exactly; full vectors memory-mapped, rows in key order."""
 
