@@ -54,7 +54,7 @@ def _install(point: str) -> None:
     elif point == "while-merging":  # segments being merged into one
         local_storage.merge_segments = _die  # type: ignore[assignment]
     elif point == "while-checksumming":  # staged, not yet renamed into place
-        layout.sha256_file = _after(1, layout.sha256_file)  # type: ignore[assignment]
+        layout.sha256_file = _after(0, layout.sha256_file)  # type: ignore[assignment]
     elif point == "after-rename":  # the generation in place, the manifest not yet
         layout.write_atomic = _die  # type: ignore[assignment]
     elif point == "mid-manifest":  # the new manifest written aside, not renamed

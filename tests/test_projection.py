@@ -30,7 +30,9 @@ def test_map_is_stored_as_a_generation_sharing_the_data(seed_copy: Path) -> None
     engine = SearchEngine.open(seed_copy)
     assert engine.corpus_map() is None
     before = generation_files(seed_copy)
-    inodes = {name: (seed_copy / "g000001" / name).stat().st_ino for name in DATA_FILES}
+    segment = IndexDirectory(seed_copy).read_manifest().segments[0]["name"]
+    inodes = {name: (seed_copy / "g000001" / segment / name).stat().st_ino
+              for name in DATA_FILES}
     hits_before = [(h.paper.id, h.score) for h in engine.search("visual prompting", k=5)]
     corpus_map = engine.compute_map()
     assert corpus_map is not None and len(corpus_map) == len(engine) == 38
@@ -41,7 +43,8 @@ def test_map_is_stored_as_a_generation_sharing_the_data(seed_copy: Path) -> None
     assert [(h.paper.id, h.score) for h in engine.search("visual prompting", k=5)] == hits_before
     assert sorted(p.name for p in seed_copy.iterdir()) == [".lock", "g000002", "manifest.json"]
     # The new generation shares the data files (hard links), it does not copy them.
-    assert {name: (seed_copy / "g000002" / name).stat().st_ino for name in DATA_FILES} == inodes
+    assert {name: (seed_copy / "g000002" / segment / name).stat().st_ino
+            for name in DATA_FILES} == inodes
     # Another process opening the index finds the same map, checked against its files.
     reopened = SearchEngine.open(seed_copy)
     again = reopened.corpus_map()
