@@ -184,8 +184,7 @@ class LiveIndex:
             if self._view is None:
                 self._published, self._stamp = manifest, stamp
             else:
-                view = self._storage_of(manifest).view(manifest, self.directory.lease(manifest),
-                                                       checksums=False)
+                view = storage.view(manifest, self.directory.lease(manifest), checksums=False)
                 with self.lock:
                     self._serve(view)
                     self._stamp = stamp

@@ -39,7 +39,8 @@ from pathlib import Path
 import numpy as np
 from serving import connect, rss_mb, server, timed_get
 
-from embedsearch import SearchEngine
+from embedsearch import Paper, SearchEngine
+from embedsearch.papers import embedding_text
 from embedsearch.readers import read_papers
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.local import LocalView
@@ -89,30 +90,54 @@ def reader(url: str, queries: list[str], window: Window, stop: threading.Event,
                 window.errors += 1
 
 
-def new_papers(source: list[dict[str, object]], minute: int,
-               count: int) -> list[dict[str, object]]:
+def new_papers(source: list[dict[str, object]], minute: int, count: int,
+               cached: bool = False) -> list[dict[str, object]]:
+    """The papers the writer adds in `minute`: dev papers under new ids, their text
+    changed (encoded as any new paper), or as they are (`cached`: their stored vectors
+    are in the embedding cache, so the writer only writes)."""
     rng = random.Random(minute)
     out: list[dict[str, object]] = []
     for number in range(count):
         paper = source[rng.randrange(len(source))]
+        if cached:
+            out.append({"id": f"longrun:{minute}:{number}", "title": paper["title"],
+                        "abstract": paper["abstract"]})
+            continue
         out.append({"id": f"longrun:{minute}:{number}", "title": f"{paper['title']} (revisited)",
                     "abstract": f"{paper['abstract']} We revisit this in study {minute}.{number}."})
     return out
 
 
+def _cache_stored_vectors(engine: SearchEngine, data: Path,
+                          source: list[dict[str, object]]) -> None:
+    """Put the dev papers' stored vectors in the engine's embedding cache, under the
+    texts the index embeds."""
+    vectors = np.load(data / "minilm_title_abstract_f16.npy")[: len(source)].astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    fields = engine.info().fields
+    texts = [embedding_text(Paper(id=str(p["id"]), title=str(p["title"]),
+                                  abstract=str(p["abstract"])), fields) for p in source]
+    cache = engine.encoder.embedding_cache()
+    assert cache is not None
+    cache.put(engine.encoder.cache_namespace(), texts, vectors)
+
+
 def writer(index: Path, source: list[dict[str, object]], minutes: float, add: int,
-           remove: int, log: Path) -> None:
+           remove: int, log: Path, data: Path | None = None) -> None:
     """Each minute: add `add` new papers, remove `remove` (some original, some added);
-    writes the acknowledged ids to `log` as it goes (one JSON line per write)."""
+    writes the acknowledged ids to `log` as it goes (one JSON line per write). With
+    `data`, the added papers' vectors come from its stored embeddings (see new_papers)."""
     rng = random.Random(0)
-    end = time.monotonic() + minutes * 60
-    minute = 0
     with SearchEngine.open(index) as engine, open(log, "a", encoding="utf-8") as out:
+        if data is not None:
+            _cache_stored_vectors(engine, data, source)
+        end = time.monotonic() + minutes * 60
+        minute = 0
         original = [paper["id"] for paper in source]
         added: list[str] = []
         while time.monotonic() < end:
             began = time.monotonic()
-            papers = new_papers(source, minute, add)
+            papers = new_papers(source, minute, add, cached=data is not None)
             engine.add(papers)
             out.write(json.dumps({"added": [p["id"] for p in papers]}) + "\n")
             added.extend(str(p["id"]) for p in papers)
@@ -205,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--remove", type=int, default=100, help="papers removed a minute")
     parser.add_argument("--readers", type=int, default=2, help="reading client threads")
     parser.add_argument("--json", type=Path, help="write every row and the end here")
+    parser.add_argument("--cached", action="store_true",
+                        help="add dev papers as they are, their stored vectors cached: the "
+                             "writer only writes (what the index costs, not the encoder)")
     args = parser.parse_args(argv)
 
     source = list(_records(args.data))[: args.limit]
@@ -233,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rows[-1]), flush=True)
         write = subprocess.Popen([sys.executable, __file__, "--writer", str(index),
                                   str(args.minutes), str(args.add), str(args.remove),
-                                  str(log), str(args.data), str(args.limit or 0)])
+                                  str(log), str(args.data), str(args.limit or 0),
+                                  "cached" if args.cached else "encoded"])
         started = time.monotonic()
         while write.poll() is None:
             time.sleep(5)
@@ -254,9 +283,10 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--writer":
-        index, minutes, add, remove, log, data, limit = sys.argv[2:9]
+        index, minutes, add, remove, log, data, limit, vectors = sys.argv[2:10]
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         writer(Path(index), list(_records(Path(data)))[: int(limit) or None],
-               float(minutes), int(add), int(remove), Path(log))
+               float(minutes), int(add), int(remove), Path(log),
+               Path(data) if vectors == "cached" else None)
         sys.exit(0)
     sys.exit(main())
