@@ -42,6 +42,11 @@ DIVERSE_POOL = 3
 #: Longest query text accepted; a query is encoded to at most 256 tokens anyway.
 MAX_QUERY_CHARS = 10_000
 MAX_K = 10_000
+#: How often a query is answered anew when a storage written in place (Milvus) lost one
+#: of its papers to another process between two lookups of one answer: papers then
+#: vectors (the rank before that is already tolerant). Each try is a fresh search, so a
+#: second one nearly always finds a stable set; a third failure is raised.
+_ATTEMPTS = 3
 
 # The checks' messages say what is wrong but not with which argument: that is
 # `parameter`, which the CLI words as its flag and the server as its request field.
@@ -137,6 +142,15 @@ class Retriever:
 
     def hits(self, request: Request, k: int, mode: str, filters: Filters | None,
              diverse: bool = False, evidence: bool = True) -> list[Hit]:
+        for _ in range(_ATTEMPTS - 1):
+            try:
+                return self._hits(request, k, mode, filters, diverse, evidence)
+            except KeyError:  # a paper ranked was removed by another process meanwhile
+                continue
+        return self._hits(request, k, mode, filters, diverse, evidence)
+
+    def _hits(self, request: Request, k: int, mode: str, filters: Filters | None,
+              diverse: bool, evidence: bool) -> list[Hit]:
         (scores, keys), lexical_ranking = self._rank(request, k, mode, filters, diverse)
         view = self._view
         papers = view.papers(int(key) for key in keys)
