@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["BOILERPLATE", "GENERIC_WORDS", "STOPWORDS", "WORDS_FILE", "Tokenized", "Tokenizer",
-           "WordCounts", "WordStatistics", "bm25_idf", "find_terms"]
+           "WordCounts", "WordStatistics", "bm25_idf", "find_terms", "lucene_idf"]
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 #: The 33 Lucene English stopwords: what BM25 never counts (the bm25s default).
@@ -128,15 +128,21 @@ def find_terms(sorted_terms: NDArray[np.uint64],
     return where, sorted_terms[where] == terms
 
 
+def lucene_idf(papers: int, df: NDArray[np.int64] | NDArray[np.float64]
+               ) -> NDArray[np.float64]:
+    """Lucene's BM25 idf, log1p((N - df + 0.5) / (df + 0.5)), of terms in `df` papers
+    each among `papers`."""
+    return np.asarray(np.log1p((papers - df + 0.5) / (df + 0.5)), dtype=np.float64)
+
+
 def bm25_idf(papers: int, sorted_terms: NDArray[np.uint64], df: NDArray[np.int64],
          terms: NDArray[np.uint64]) -> NDArray[np.float64]:
-    """Lucene's BM25 idf, log1p((N - df + 0.5) / (df + 0.5)), of each of `terms` among
-    `papers` papers, `df[i]` being the document frequency of `sorted_terms[i]`; a term
-    seen nowhere has df 0."""
+    """Lucene's BM25 idf (`lucene_idf`) of each of `terms` among `papers` papers, `df[i]`
+    being the document frequency of `sorted_terms[i]`; a term seen nowhere has df 0."""
     where, known = find_terms(sorted_terms, terms)
     found = np.zeros(len(terms))
     found[known] = df[where][known]
-    return np.log1p((papers - found + 0.5) / (found + 0.5))
+    return lucene_idf(papers, found)
 
 
 class Tokenized:

@@ -19,7 +19,6 @@ a 1M HNSW graph takes some 4 minutes to build here.
 from __future__ import annotations
 
 import dataclasses
-import json
 import statistics
 import tempfile
 import time
@@ -33,7 +32,7 @@ from ..devset import DevSet
 from ..engine import SearchEngine
 from ..papers import DEFAULT_FIELDS, Paper
 from .report import Table
-from .writes import BACKEND, ProcessCost, measure_command, seed_cache
+from .writes import BACKEND, ProcessCost, measure_command, seed_cache, write_new_papers
 
 __all__ = ["growth_table", "million_table"]
 
@@ -157,8 +156,7 @@ def million_table(devset: DevSet, count: int = 1_000_000, added: int = 100,
         files = []
         for run in range(runs):
             files.append(folder / f"new-{run}.jsonl")
-            files[-1].write_text("".join(_json_line(p) for p in
-                                         new[run * added:(run + 1) * added]))
+            write_new_papers(new[run * added:(run + 1) * added], files[-1])
         costs: dict[int, list[ProcessCost]] = {size: [] for size in sizes}
         for size in sizes:
             chosen, vectors = _replicated(papers[:base], stored[:base], size)
@@ -178,6 +176,3 @@ def million_table(devset: DevSet, count: int = 1_000_000, added: int = 100,
                          "peak MB": statistics.median(c.peak for c in costs[size]) / _MB})
     return table
 
-
-def _json_line(paper: Paper) -> str:
-    return json.dumps(paper.to_dict()) + "\n"

@@ -45,7 +45,8 @@ from ..papers import DEFAULT_FIELDS, Paper, embedding_text
 from ..readers import read_papers
 from .report import Table
 
-__all__ = ["BACKEND", "ProcessCost", "measure_command", "seed_cache", "writes_table"]
+__all__ = ["BACKEND", "ProcessCost", "measure_command", "seed_cache", "write_new_papers",
+           "writes_table"]
 
 _log = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ def _sizes(requested: Sequence[int], corpus: int, held_out: int) -> list[int]:
     return sorted({min(size, most) if size > 0 else most for size in requested})
 
 
-def _write_new_papers(papers: Sequence[Paper], path: Path) -> list[Paper]:
+def write_new_papers(papers: Sequence[Paper], path: Path) -> list[Paper]:
     """Write `papers` as JSON lines; return them as `add` will read them back."""
     with open(path, "w", encoding="utf-8") as out:
         for paper in papers:
@@ -210,7 +211,7 @@ def writes_table(devset: DevSet, sizes: Sequence[int], added: int, runs: int) ->
                                     cache_dir=cache_dir) as engine:
                 if size == counts[0]:  # one cache serves every index: same encoder
                     written = [paper for run, path in enumerate(new_files)
-                               for paper in _write_new_papers(
+                               for paper in write_new_papers(
                                    papers[new_start + run * added:
                                           new_start + (run + 1) * added], path)]
                     if len(written) != held_out:  # the rows below would be others'

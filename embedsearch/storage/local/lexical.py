@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...words import Tokenized, Tokenizer, find_terms
+from ...words import Tokenized, Tokenizer, find_terms, lucene_idf
 
 __all__ = ["LEXICAL_FILE", "PAIR_WEIGHT", "LexicalIndex", "LexicalSearch"]
 
@@ -151,7 +151,7 @@ class _Postings:
                      for name in ("terms", "indptr", "rows", "tf", "lengths")))
 
 
-class LexicalIndex(Tokenized):
+class LexicalIndex:
     """One segment's BM25 postings over words and word pairs, rows keyed like its vectors
     (keys ascending). Written once; a merge makes a new one (`merged`)."""
 
@@ -241,7 +241,7 @@ class LexicalSearch(Tokenized):
         df = np.zeros(len(terms), np.int64)
         for (index, live), (where, known) in zip(self._parts, found):
             df += index.postings(kind).live_df(where, known, live)
-        return np.log1p((self._count - df + 0.5) / (df + 0.5)), found
+        return lucene_idf(self._count, df), found
 
     def _bm25(self, kind: str, query: NDArray[np.uint64]) -> NDArray[np.float32]:
         total = np.zeros(len(self._keys), dtype=np.float32)

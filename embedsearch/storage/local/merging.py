@@ -86,8 +86,9 @@ def merge_segments(folder: Path, name: str,
     """Write the live papers of `parts` (each a segment and its deleted keys) as the new
     segment `name` in `folder`, in key order, its vector index `index_for(count)`; with
     `replaced` (keys, vectors), those keys' vectors are stored in place of theirs."""
-    masks = [~np.isin(segment.keys(), deleted) for segment, deleted in parts]
-    live = [segment.keys()[mask] for (segment, _), mask in zip(parts, masks)]
+    masks = [segment.live(deleted) for segment, deleted in parts]
+    live = [segment.keys() if mask is None else segment.keys()[mask]
+            for (segment, _), mask in zip(parts, masks)]
     keys = np.concatenate(live) if live else np.zeros(0, np.int64)
     order = np.argsort(keys, kind="stable")
     keys = keys[order]

@@ -67,6 +67,11 @@ class Segment:
         """Every key written to the segment, deleted ones included, ascending."""
         return self.lexical.keys()
 
+    def live(self, deleted: NDArray[np.int64]) -> NDArray[np.bool_] | None:
+        """Which of its rows (in `keys` order) are not among `deleted`; None when none
+        is, so that the common case costs nothing."""
+        return np.isin(self.keys(), deleted, invert=True) if len(deleted) else None
+
     def close(self) -> None:
         self.store.close()
 

@@ -12,6 +12,7 @@ import shutil
 import threading
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -257,7 +258,8 @@ def _identity(record: dict[str, Any], manifest: Manifest) -> str:
     return f"{record['name']}:{store.get('sha256', '')}"
 
 
-def _read_store(path: Any, read: Callable[[PaperStore], Any]) -> Any:
+def _read_store(path: Path, read: Callable[[PaperStore], Any]) -> Any:
+    """What `read` finds in the store at `path`, opened read-only for it alone."""
     store = PaperStore.open(path)
     try:
         return read(store)

@@ -32,8 +32,7 @@ class LocalView(View):
         self.manifest, self.lease, self._release = manifest, lease, release
         self.segments = [segment for segment, _ in segments]
         self._deleted = [deleted for _, deleted in segments]
-        self._live = [np.isin(s.keys(), d, invert=True) if len(d) else None
-                      for s, d in segments]
+        self._live = [segment.live(deleted) for segment, deleted in segments]
         #: BM25 over every segment, the statistics those of the live papers.
         self.lexical_index = LexicalSearch([(s.lexical, live)
                                             for s, live in zip(self.segments, self._live)])
