@@ -1,0 +1,311 @@
+"""A paper's title, abstract and authors found among the lines of its first pages.
+
+Typesetting leaves the same marks whatever the template: the title is the largest text
+near the top of page 1 (when the file's metadata does not name it), the authors follow
+it, and the abstract is the block after an "Abstract" heading, or run in after
+"Abstract." / "Abstract—" (LNCS, IEEE), ending at the first section heading, the
+keywords or the index terms. A paper with no such heading (a JOSS paper has a
+"Summary"; a short report starts with its introduction) gets the block after a Summary
+heading, else its first long paragraph, and says so: every field carries where it came
+from, so that a user can judge it (`--report`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .layout import Line
+
+__all__ = ["Found", "abstract_of", "authors_of", "join_lines", "title_of"]
+
+_TITLE_MIN_GROWTH = 1.15  # a title is set at least this much larger than the body
+_TITLE_MAX_LINES = 5
+_TITLE_MAX_CHARS = 300
+_ABSTRACT_MIN_WORDS = 15
+_ABSTRACT_MAX_CHARS = 6000
+_PARAGRAPH_MIN_WORDS = 40
+_AUTHOR_REGION_LINES = 30
+
+_ABSTRACT = re.compile(r"^\W*a\s?b\s?s\s?t\s?r\s?a\s?c\s?t\W*$", re.IGNORECASE)
+_SUMMARY = re.compile(r"^\W*(?:summary|résumé)\W*$", re.IGNORECASE)
+# "Abstract. We ...", "Abstract—We ...", "ABSTRACT: We ...", "Abstract We ..." (bold).
+_RUN_IN = re.compile(r"^\W*(?:[Aa]bstract|ABSTRACT)\s*(?:[.:—–-]+\s*|\s+(?=[A-Z]))(?P<rest>\S.*)$")
+# What ends an abstract: a numbered section ("1 Introduction", "2. Methods", "I.
+# INTRODUCTION", "1.1 Scope"; short, and without commas, brackets or more numbers, so
+# that an affiliation "1 Halton School Board 2 Anvil" or a line of text is not one), an
+# unnumbered Introduction, or what follows an abstract in the common templates
+# (keywords, index terms, dates, a copyright line).
+_NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,5}\.|[A-H]\.)\s+[A-Z][^.,()\d]*$")
+_SECTION_WORDS = 10
+_FOLLOWERS = re.compile(
+    r"^(?:(?:introduction|background|motivation|overview)\W*$"
+    r"|(?:key\s?words?|index terms|ccs concepts|acm reference format|additional key words"
+    r"|general terms|categories and subject descriptors)\b"
+    r"|(?:subjects?|msc|jel|pacs|highlights|received|accepted|published|citation)\s*[:—]"
+    r"|copyright\s*(?:©|\(c\)|\d)|©)", re.IGNORECASE)
+_TRAILING_MARKS = re.compile(r"[\s*∗†‡§¶⋆]+$")
+_FILE_NAME = re.compile(r"\.(?:pdf|docx?|rtf|odt|tex|dvi|ps|indd|pages|qxd)$", re.IGNORECASE)
+_NOT_TITLES = re.compile(
+    r"^(?:microsoft (?:word|powerpoint) - |untitled|title|paper title|template|manuscript"
+    r"|main|paper|article|document|draft|slides|thesis|arxiv:|doi:|\\|\$|http)",
+    re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+# Words that mark an affiliation, a placeholder or a role, never a person's name.
+_NOT_NAMES = {
+    "university", "universität", "universite", "université", "universidad", "università",
+    "universiteit", "institute", "institut", "instituto", "department", "dept", "school",
+    "college", "faculty", "laboratory", "laboratories", "lab", "labs", "center", "centre",
+    "inc", "ltd", "llc", "gmbh", "corporation", "corp", "company", "group", "research",
+    "hospital", "academy", "foundation", "board", "council", "ministry", "agency",
+    "technology", "sciences", "science", "engineering", "campus", "street", "road",
+    "author", "authors", "anonymous", "given", "name", "surname", "submission", "member",
+    "fellow", "ieee", "senior", "student", "paper", "abstract", "email", "e-mail",
+}
+_PARTICLES = {"van", "von", "de", "der", "den", "da", "di", "del", "della", "la", "le",
+              "du", "dos", "das", "bin", "al", "el", "ter", "ten", "y", "zu"}
+_NAME_SPLIT = re.compile(r"\s*(?:,|;|&|·|\band\b|\bund\b|\bet\b|\|)\s*")
+_IEEE_GRADE = re.compile(r",?\s*(?:(?:Student|Senior|Life|Associate)\s+)?(?:Member|Fellow)"
+                         r",?\s*(?:IEEE|ACM)\b", re.IGNORECASE)
+_NAME_PART = re.compile(r"^(?:[A-ZÀ-ÖØ-Þ][\w'’.-]*|[A-Z]\.(?:-?[A-Z]\.)*)$")
+
+
+@dataclass(frozen=True)
+class Found:
+    """One field and where it came from ("metadata", "large-font lines on page 1", ...)."""
+
+    text: str
+    source: str
+
+
+def join_lines(lines: Sequence[Line]) -> str:
+    """Lines as running text: a word hyphenated across a line end joined again."""
+    parts: list[str] = []
+    for line in lines:
+        parts.append(line.text if line.hyphenated else line.text + " ")
+    return " ".join("".join(parts).split())
+
+
+def _tokens(text: str) -> set[str]:
+    return {word.casefold() for word in _WORD.findall(text)}
+
+
+def _body_size(lines: Sequence[Line]) -> float:
+    """The font size most of the page's characters are set in."""
+    counts: Counter[float] = Counter()
+    for line in lines:
+        counts[round(line.size)] += len(line.text)
+    return float(counts.most_common(1)[0][0]) if counts else 0.0
+
+
+# -- title ------------------------------------------------------------------------------
+def _metadata_title(title: str, page_text: set[str]) -> bool:
+    """A real title: not empty, not a file or template name, of a title's length, and
+    its words printed on page 1 (so not another document's title left in the file)."""
+    title = title.strip()
+    words = _tokens(title)
+    if not 8 <= len(title) <= _TITLE_MAX_CHARS or len(title.split()) < 2 or not words:
+        return False
+    if _FILE_NAME.search(title) or _NOT_TITLES.match(title):
+        return False
+    return len(words & page_text) >= 0.7 * len(words)
+
+
+def _title_lines(lines: Sequence[Line]) -> list[Line]:
+    """The first run of page 1's largest lines, when they are larger than its body."""
+    body = _body_size(lines)
+    sized = [line for line in lines if len(_WORD.findall(line.text)) >= 1]
+    if not sized:
+        return []
+    largest = max(line.size for line in sized)
+    if largest < body * _TITLE_MIN_GROWTH:
+        return []
+    run: list[Line] = []
+    for line in lines:
+        if abs(line.size - largest) <= 0.5 and line.text.strip():
+            if run and run[-1].bottom - line.top > 2.5 * largest:
+                break
+            run.append(line)
+            if len(run) == _TITLE_MAX_LINES:
+                break
+        elif run:
+            break
+    return run
+
+
+def title_of(lines: Sequence[Line], metadata: str) -> tuple[Found | None, int]:
+    """The title, and the index in `lines` (page 1) where the text after it starts."""
+    run = _title_lines(lines)
+    after = lines.index(run[-1]) + 1 if run else 0
+    page_words = _tokens(" ".join(line.text for line in lines))
+    if _metadata_title(metadata, page_words):
+        return Found(" ".join(metadata.split()), "metadata"), after
+    text = _TRAILING_MARKS.sub("", join_lines(run))
+    if run and 3 <= len(text) <= _TITLE_MAX_CHARS:
+        return Found(text, "large-font lines on page 1"), after
+    return None, after
+
+
+# -- abstract ---------------------------------------------------------------------------
+def _section(line: Line) -> bool:
+    """Whether `line` is a section heading or what follows an abstract (keywords...)."""
+    return bool(_FOLLOWERS.match(line.plain) or (_NUMBERED.match(line.plain)
+                                                 and line.words <= _SECTION_WORDS))
+
+
+def _heading_like(line: Line, body: Line) -> bool:
+    """A short line set apart from the abstract's text: larger, or bold where it is not."""
+    text = line.plain
+    if line.words > 10 or not text or text[-1] in ".,;:" or not (text[0].isupper()
+                                                                   or text[0].isdigit()):
+        return False
+    return line.size >= body.size + 1 or (line.bold and not body.bold)
+
+
+def _block_after(lines: Sequence[Line], start: int, first: Line | None = None,
+                 first_text: str = "") -> str:
+    """The text from `start` to the next section heading, keywords or page end, after
+    `first_text` (the rest of the line `first` that ran in after "Abstract.")."""
+    taken: list[Line] = []
+    reference: Line | None = None
+    for line in lines[start:]:
+        if reference is not None and line.page != reference.page:
+            break
+        if _section(line) or _ABSTRACT.match(line.plain):
+            break
+        if reference is None:
+            reference = line
+        elif line.size < 0.85 * reference.size or line.size > 1.3 * reference.size:
+            continue  # a footnote, a running header or a figure's text drawn in between
+        elif _heading_like(line, reference):
+            break
+        elif taken and taken[-1].bottom - line.top > 2.5 * reference.size and \
+                line.x0 < taken[-1].x1 and line.x1 > taken[-1].x0:
+            break  # a wide gap in the same column: the block has ended
+        taken.append(line)
+        if sum(len(line.text) for line in taken) > _ABSTRACT_MAX_CHARS:
+            break
+    text = join_lines(taken)
+    if first is None:
+        return text
+    return (first_text + ("" if first.hyphenated else " ") + text).strip()
+
+
+def _paragraphs(lines: Sequence[Line]) -> list[list[Line]]:
+    """Lines grouped into paragraphs: a new one at a change of size, a wide gap, or an
+    indented line after a short one."""
+    groups: list[list[Line]] = []
+    for line in lines:
+        current = groups[-1] if groups else None
+        if current is not None:
+            last = current[-1]
+            same_size = abs(line.size - last.size) <= 0.6
+            gap = last.bottom - line.top
+            indented = (line.x0 > current[0].x0 + line.size and
+                        last.x1 < max(item.x1 for item in current) - 2 * line.size)
+            if same_size and line.page == last.page and gap < 0.9 * line.size \
+                    and not indented:
+                current.append(line)
+                continue
+        groups.append([line])
+    return groups
+
+
+def abstract_of(pages: Sequence[Sequence[Line]], after_title: int, fallback: bool = True
+                ) -> Found | None:
+    """The abstract of the first pages' lines (`pages[0]` is page 1), and its source:
+    after an Abstract heading, else a Summary heading, else (if `fallback`) the first
+    long paragraph after the title."""
+    lines = [line for page in pages for line in page]
+    found = _after_heading(lines, _ABSTRACT, "Abstract")
+    if found is None:
+        found = _after_heading(lines, _SUMMARY, "Summary")
+    if found is not None or not fallback:
+        return found
+    return _first_paragraph(pages, after_title)
+
+
+def _after_heading(lines: Sequence[Line], heading: re.Pattern[str], name: str
+                   ) -> Found | None:
+    """The block after a heading line, or run in after "Abstract." on its line; only
+    before the first section heading, so a later mention is never taken."""
+    for index, line in enumerate(lines):
+        if heading.match(line.plain):
+            text = _block_after(lines, index + 1)
+            source = f"block after the {name} heading"
+        elif name == "Abstract" and (run_in := _RUN_IN.match(line.text)):
+            text = _block_after(lines, index + 1, line, run_in["rest"])
+            source = "text run in after “Abstract” on its line"
+        elif _section(line) and not _FOLLOWERS.match(line.plain):
+            return None  # a numbered section or the Introduction: the text has begun
+        else:
+            continue
+        if len(text.split()) >= _ABSTRACT_MIN_WORDS:
+            return Found(text, source + (f" (page {line.page + 1})" if line.page else ""))
+    return None
+
+
+def _first_paragraph(pages: Sequence[Sequence[Line]], after_title: int) -> Found | None:
+    body = _body_size(pages[0]) if pages else 0.0
+    for page, lines in enumerate(pages):
+        candidates = lines[after_title:] if page == 0 else lines
+        for paragraph in _paragraphs(candidates):
+            text = join_lines(paragraph)
+            if len(text.split()) >= _PARAGRAPH_MIN_WORDS and \
+                    abs(paragraph[0].size - body) <= 1.5:
+                return Found(text[:_ABSTRACT_MAX_CHARS],
+                             f"first long paragraph on page {page + 1} (no Abstract heading)")
+    return None
+
+
+# -- authors ----------------------------------------------------------------------------
+def _name(text: str) -> str | None:
+    """`text` as a person's name ("Ada Lovelace", "J. R. R. Tolkien", "Jan van Dijk"), or
+    None when it is something else (an affiliation, a place, a placeholder)."""
+    text = _TRAILING_MARKS.sub("", text.strip(" *∗†‡§¶⋆,;")).strip()
+    words = text.split()
+    if not 2 <= len(words) <= 5 or any(char.isdigit() or char in "@()/:[]" for char in text):
+        return None
+    if any(word.lower().strip(".") in _NOT_NAMES for word in words):
+        return None
+    if not all(_NAME_PART.match(word) or word.lower() in _PARTICLES for word in words):
+        return None
+    return " ".join(words)
+
+
+def _names(text: str) -> list[str] | None:
+    """All names of one line or metadata field, or None if any part is not a name."""
+    text = _IEEE_GRADE.sub("", text)
+    parts = [part for part in _NAME_SPLIT.split(text) if part.strip(" *∗†‡§¶⋆")]
+    names = [_name(part) for part in parts]
+    if not names or any(name is None for name in names):
+        return None
+    return [name for name in names if name is not None]
+
+
+def _front_matter_ends(line: Line) -> bool:
+    """Whether `line` starts the paper's text: the abstract, or a section."""
+    return bool(_ABSTRACT.match(line.plain) or _SUMMARY.match(line.plain)
+                or _RUN_IN.match(line.text) or _section(line))
+
+
+def authors_of(lines: Sequence[Line], after_title: int, metadata: str
+               ) -> tuple[tuple[str, ...], str]:
+    """Authors from the metadata when its names are printed on page 1, else from the
+    lines between the title and the abstract (or first section) that are names only:
+    a line that also holds an affiliation, a place or an email is passed over."""
+    page_words = _tokens(" ".join(line.text for line in lines))
+    listed = _names(metadata) if metadata.strip() else None
+    if listed and all(_tokens(name.split()[-1]) <= page_words for name in listed):
+        return tuple(listed), "metadata"
+    found: list[str] = []
+    for line in lines[after_title:after_title + _AUTHOR_REGION_LINES]:
+        if _front_matter_ends(line):
+            break
+        for name in _names(line.plain) or ():
+            if name not in found:
+                found.append(name)
+    return tuple(found), ("lines between the title and the abstract" if found else "")
