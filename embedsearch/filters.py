@@ -1,8 +1,8 @@
-"""Metadata filters for search and similar: years, venues, keywords.
+"""Metadata filters for search and similar: years, venues, keywords, collections.
 
 Within one field the values are alternatives (any venue listed); across fields all must
 hold. Matching of venues and keywords ignores case. A bad value is a QueryError whose
-`parameter` is `Filters.parse`'s argument (year, venues, keywords): the CLI and the
+`parameter` is `Filters.parse`'s argument (year, venues, keywords, collections): the CLI and the
 server each name it in their own terms (--venue, venue).
 """
 
@@ -14,7 +14,10 @@ from dataclasses import dataclass
 
 from .errors import QueryError
 
-__all__ = ["Filters"]
+__all__ = ["COLLECTION_SEPARATOR", "Filters", "collection_names"]
+
+#: What separates a collection from its sub-collection in a path ("Thesis/Methods").
+COLLECTION_SEPARATOR = "/"
 
 _YEAR_RANGE = re.compile(r"^\s*(\d{4})?\s*(-|–|\.\.)?\s*(\d{4})?\s*$")
 
@@ -24,8 +27,10 @@ class Filters:
     """Which papers a query may return; the empty Filters admits every paper.
 
     A paper passes when its year is within the bounds (either may be open), its venue
-    is one of `venues` and one of its keywords is one of `keywords` (each ignoring
-    case; an empty list admits all). Searches rank within the papers that pass, so a
+    is one of `venues`, one of its keywords is one of `keywords` and it is in one of
+    `collections` or their sub-collections (each ignoring case; an empty list admits
+    all). A collection is named by its path ("Thesis/Methods") or its own name
+    ("Methods"), see `collection_names`. Searches rank within the papers that pass, so a
     filtered search still returns `k` hits whenever `k` papers pass. Build one from
     user text with `Filters.parse`.
     """
@@ -34,9 +39,11 @@ class Filters:
     year_max: int | None = None
     venues: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.year_min or self.year_max or self.venues or self.keywords)
+        return bool(self.year_min or self.year_max or self.venues or self.keywords
+                    or self.collections)
 
     @classmethod
     def parse(
@@ -44,6 +51,7 @@ class Filters:
         year: str | int | None = None,
         venues: Iterable[str] = (),
         keywords: Iterable[str] = (),
+        collections: Iterable[str] = (),
     ) -> Filters:
         """Filters from user text, as the CLI and the server take them.
 
@@ -51,6 +59,8 @@ class Filters:
             year: `2024`, `"2023-2025"`, `"2023-"` (from) or `"-2024"` (up to).
             venues: venue names, any of which matches (case ignored).
             keywords: author keywords, any of which matches (case ignored).
+            collections: collections (a path "Thesis/Methods" or a name), any of which
+                matches a paper in it or in a sub-collection of it (case ignored).
 
         Raises:
             QueryError: a year that is not one, a range whose start is after its end,
@@ -70,6 +80,8 @@ class Filters:
             year_max=year_max,
             venues=_clean(venues, "venues"),
             keywords=_clean(keywords, "keywords"),
+            collections=tuple(_collection(name) for name in
+                              _clean(collections, "collections")),
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -79,7 +91,34 @@ class Filters:
             "year_max": self.year_max,
             "venues": list(self.venues),
             "keywords": list(self.keywords),
+            "collections": list(self.collections),
         }
+
+
+def _segments(path: str) -> list[str]:
+    return [part.strip() for part in path.split(COLLECTION_SEPARATOR) if part.strip()]
+
+
+def _collection(name: str) -> str:
+    """A collection filter as it is matched: its path's parts, trimmed."""
+    return COLLECTION_SEPARATOR.join(_segments(name))
+
+
+def collection_names(paths: Iterable[str]) -> list[str]:
+    """Every name a collection filter may give to match a paper in the collections
+    `paths`, case folded: each run of consecutive parts of each path.
+
+    A paper in "Thesis/Methods/Old" is matched by "Thesis" (it is in a sub-collection
+    of Thesis), "Thesis/Methods", "Methods" (a collection's own name), "Methods/Old"
+    and "Old". Storages index these names, so a filter is one lookup, not a scan.
+    """
+    names: set[str] = set()
+    for path in paths:
+        parts = [part.casefold() for part in _segments(path)]
+        for start in range(len(parts)):
+            for end in range(start + 1, len(parts) + 1):
+                names.add(COLLECTION_SEPARATOR.join(parts[start:end]))
+    return sorted(names)
 
 
 def _clean(values: Iterable[str], parameter: str) -> tuple[str, ...]:

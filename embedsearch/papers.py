@@ -68,6 +68,9 @@ class Paper:
     doi: str = ""
     #: Normalised: bare, without its version; '' when unknown.
     arxiv_id: str = ""
+    #: The reference manager's collections the paper is in, each as its path from the
+    #: top ("Thesis/Methods"); what `Filters.collections` matches.
+    collections: tuple[str, ...] = ()
 
     @property
     def title_only(self) -> bool:
@@ -91,6 +94,7 @@ class Paper:
             "primary_area": self.primary_area,
             "doi": self.doi,
             "arxiv_id": self.arxiv_id,
+            "collections": list(self.collections),
         }
 
 

@@ -22,14 +22,14 @@ __all__ = ["RECORD_FIELDS", "Where", "kind", "paper_from_record", "papers_from_r
 #: The fields a record may carry; anything else in a record is ignored.
 RECORD_FIELDS = (
     "id", "title", "abstract", "authors", "keywords", "venue", "year", "url", "tldr",
-    "primary_area", "doi", "arxiv_id",
+    "primary_area", "doi", "arxiv_id", "collections",
 )
 # Public paper lists name some fields differently; the canonical name wins if both exist.
 _ALIASES = {"author": "authors", "site": "url"}
 _STRING_FIELDS = ("title", "venue", "url", "tldr", "primary_area", "doi", "arxiv_id")
 #: An arXiv paper's DataCite DOI names its arXiv id.
 _ARXIV_DOI = "10.48550/arxiv."
-_LIST_FIELDS = ("authors", "keywords")
+_LIST_FIELDS = ("authors", "keywords", "collections")
 # JSON escapes can spell half of a surrogate pair ("\ud800"), which no UTF-8 store accepts.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _DIGITS = re.compile(r"[0-9]+")
@@ -184,6 +184,7 @@ def paper_from_record(
         primary_area=text["primary_area"],
         doi=doi,
         arxiv_id=arxiv_id,
+        collections=lists["collections"],
     )
 
 

@@ -60,7 +60,8 @@ _TOO_LARGE: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "the request body is over the size limit"}}
 #: The request field of each engine parameter named otherwise in requests: the query is
 #: `q`, and the filters take one venue or keyword per repeated field.
-_FIELDS = {"query": "q", "venues": "venue", "keywords": "keyword"}
+_FIELDS = {"query": "q", "venues": "venue", "keywords": "keyword",
+           "collections": "collection"}
 # How long a write waits for another's: at 80k papers a write holds the lock a few
 # seconds, so 30 s rides out a queue of several; clients commonly time out at 30-60 s.
 WRITE_WAIT_S = 30.0
@@ -77,6 +78,10 @@ Venue = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
 Keyword = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
                     Query(max_length=LIMITS.filter_values,
                           description="only papers with one of these author keywords")]
+Collection = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
+                       Query(max_length=LIMITS.filter_values,
+                             description="only papers in one of these collections or their "
+                                         "sub-collections (a path A/B or a name)")]
 
 
 def _error(status: int, detail: str, parameter: str | None = None) -> JSONResponse:
@@ -92,10 +97,12 @@ def _refusal(exc: QueryError) -> ApiError:
     return ApiError(422, f"{name}: {exc}", name)
 
 
-def _filters(year: str | None, venue: list[str], keyword: list[str]) -> Filters:
+def _filters(year: str | None, venue: list[str], keyword: list[str],
+             collection: list[str] | None = None) -> Filters:
     """Filters from request values; a bad one is a 422 naming it."""
     try:
-        return Filters.parse(year=year, venues=venue, keywords=keyword)
+        return Filters.parse(year=year, venues=venue, keywords=keyword,
+                             collections=collection or ())
     except QueryError as exc:
         raise _refusal(exc) from None
 
@@ -107,9 +114,10 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
     def search(q: Annotated[str, Query(min_length=1, max_length=LIMITS.query_chars,
                                        description="what you are looking for")],
                k: K = 10, mode: ModeParam = "hybrid", year: Year = None,
-               venue: Venue = [], keyword: Keyword = []) -> dict[str, Any]:
+               venue: Venue = [], keyword: Keyword = [],
+               collection: Collection = []) -> dict[str, Any]:
         """The k papers that best match q, best first, each with its evidence sentence."""
-        filters = _filters(year, venue, keyword)
+        filters = _filters(year, venue, keyword, collection)
         try:
             hits = batcher.search(q, k, filters, mode)
         except QueryError as exc:
@@ -121,7 +129,7 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
                  responses=_TOO_LARGE)
     def search_batch(body: BatchSearchIn) -> dict[str, Any]:
         """Several queries in one encoding batch, with the same k, mode and filters."""
-        filters = _filters(body.year, body.venue, body.keyword)
+        filters = _filters(body.year, body.venue, body.keyword, body.collection)
         for number, query in enumerate(body.queries):
             if not query.strip():
                 raise ApiError(422, f"queries.{number}: the query is empty",
@@ -149,7 +157,7 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
                 parameter = f"{where}.{exc.field}" if exc.field else where
                 raise ApiError(422, f"{parameter}: {exc.reason}", parameter) from None
 
-        filters = _filters(body.year, body.venue, body.keyword)
+        filters = _filters(body.year, body.venue, body.keyword, body.collection)
         hits = engine.similar_to_papers(papers("papers", body.papers), body.k,
                                         negatives=papers("negatives", body.negatives),
                                         filters=filters, diverse=body.diverse)
@@ -167,9 +175,9 @@ def _paper_routes(engine: SearchEngine) -> APIRouter:
     @router.get("/papers/{paper_id:path}/similar", response_model=SimilarOut,
                 response_model_exclude_unset=True)
     def similar(paper_id: str, k: K = 10, year: Year = None, venue: Venue = [],
-                keyword: Keyword = []) -> dict[str, Any]:
+                keyword: Keyword = [], collection: Collection = []) -> dict[str, Any]:
         """The k papers closest to this one (never itself), from its stored vector."""
-        filters = _filters(year, venue, keyword)
+        filters = _filters(year, venue, keyword, collection)
         hits = engine.similar(paper_id, k, filters=filters)
         return {"query_id": paper_id, "k": k, "filters": filters.to_dict(),
                 "hits": [hit_record(hit, query_id=paper_id) for hit in hits]}

@@ -69,6 +69,7 @@ class _Paper(BaseModel):
     primary_area: str
     doi: str = ""
     arxiv_id: str = ""
+    collections: list[str] = []
 
 
 class PaperOut(_Paper):
@@ -127,6 +128,7 @@ class FiltersOut(BaseModel):
     year_max: int | None
     venues: list[str]
     keywords: list[str]
+    collections: list[str] = []
 
 
 class SearchOut(BaseModel):
@@ -148,6 +150,7 @@ class BatchSearchIn(BaseModel):
     year: Annotated[str, Field(max_length=20)] | None = None
     venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+    collection: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
 
 
 class BatchResult(BaseModel):
@@ -199,6 +202,7 @@ class PaperIn(BaseModel):
     primary_area: _Text = ""
     doi: Annotated[str, Field(max_length=500)] = ""
     arxiv_id: Annotated[str, Field(max_length=100)] = ""
+    collections: Annotated[list[_Text], Field(max_length=200)] = []
 
 
 class PapersIn(BaseModel):
@@ -229,6 +233,7 @@ class SimilarPapersIn(BaseModel):
     year: Annotated[str, Field(max_length=20)] | None = None
     venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+    collection: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
 
 
 class BibliographyIn(BaseModel):

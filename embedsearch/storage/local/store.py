@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ...filters import Filters
+from ...filters import Filters, collection_names
 from ...papers import Paper
 
 __all__ = ["PaperStore", "STORE_FILE"]
@@ -39,7 +39,8 @@ CREATE TABLE papers (
     tldr TEXT NOT NULL,
     primary_area TEXT NOT NULL,
     doi TEXT NOT NULL DEFAULT '',
-    arxiv_id TEXT NOT NULL DEFAULT ''
+    arxiv_id TEXT NOT NULL DEFAULT '',
+    collections TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX papers_doi ON papers(doi) WHERE doi != '';
 CREATE INDEX papers_arxiv_id ON papers(arxiv_id) WHERE arxiv_id != '';
@@ -51,14 +52,24 @@ CREATE TABLE paper_keywords (
 );
 CREATE INDEX paper_keywords_keyword ON paper_keywords(keyword, key);
 CREATE INDEX paper_keywords_key ON paper_keywords(key);
+CREATE TABLE paper_collections (
+    key INTEGER NOT NULL REFERENCES papers(key) ON DELETE CASCADE,
+    name TEXT NOT NULL
+);
+CREATE INDEX paper_collections_name ON paper_collections(name, key);
 """
+#: What a store written before collections lacks: made when it is opened for writing
+#: (a store is written only while its generation is staged), else read as empty.
+_COLLECTIONS_TABLE = _SCHEMA[_SCHEMA.index("CREATE TABLE paper_collections"):]
 _COLUMNS = (
     "key, id, title, title_derived, abstract, authors, keywords, venue, year, url, tldr, "
-    "primary_area, doi, arxiv_id"
+    "primary_area, doi, arxiv_id, collections"
 )
-#: Columns a store written before DOIs and arXiv ids were kept lacks: read as '' there,
-#: and added (empty) when such a store is copied into a new generation to be written.
-_LATER_COLUMNS = ("doi", "arxiv_id")
+#: Columns a store written before DOIs, arXiv ids and collections were kept lacks, with
+#: their empty value: read as that there, and added when such a store is copied into a
+#: new generation to be written.
+_LATER_COLUMNS = {"doi": "''", "arxiv_id": "''", "collections": "'[]'"}
+_IDENTIFIER_COLUMNS = ("doi", "arxiv_id")
 _BATCH = 500  # stays under SQLite's limit on bound parameters per statement
 
 
@@ -77,6 +88,7 @@ def _row_to_paper(row: sqlite3.Row) -> Paper:
         primary_area=row["primary_area"],
         doi=row["doi"],
         arxiv_id=row["arxiv_id"],
+        collections=tuple(json.loads(row["collections"])),
     )
 
 
@@ -93,14 +105,19 @@ class PaperStore:
         self._db.row_factory = sqlite3.Row
         present = {row[1] for row in self._db.execute("PRAGMA table_info(papers)")}
         missing = [name for name in _LATER_COLUMNS if name not in present]
-        if missing and writable:
+        tables = {row[0] for row in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if writable:
             for name in missing:
                 self._db.execute(f"ALTER TABLE papers ADD COLUMN {name} TEXT NOT NULL "
-                                 "DEFAULT ''")
-            missing = []
-        self._columns = ", ".join(f"'' AS {name}" if name in missing else name
-                                  for name in _COLUMNS.split(", "))
-        self._identifiers = not missing
+                                 f"DEFAULT {_LATER_COLUMNS[name]}")
+            if "paper_collections" not in tables:
+                self._db.executescript(_COLLECTIONS_TABLE)
+            missing, tables = [], tables | {"paper_collections"}
+        self._columns = ", ".join(f"{_LATER_COLUMNS[name]} AS {name}" if name in missing
+                                  else name for name in _COLUMNS.split(", "))
+        self._identifiers = not any(name in missing for name in _IDENTIFIER_COLUMNS)
+        self._collections = "paper_collections" in tables
 
     @classmethod
     def create(cls, path: Path) -> PaperStore:
@@ -162,14 +179,19 @@ class PaperStore:
     def insert(self, keys: NDArray[np.int64], papers: Sequence[Paper]) -> None:
         """Store `papers` (ids must be new to this store) under `keys`, one each."""
         self._db.executemany(
-            f"INSERT INTO papers ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO papers ({_COLUMNS}) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(int(key), paper.id, paper.title, int(paper.title_derived), paper.abstract,
               json.dumps(list(paper.authors)), json.dumps(list(paper.keywords)),
               paper.venue, paper.year, paper.url, paper.tldr, paper.primary_area,
-              paper.doi, paper.arxiv_id) for key, paper in zip(keys, papers)])
+              paper.doi, paper.arxiv_id, json.dumps(list(paper.collections)))
+             for key, paper in zip(keys, papers)])
         self._db.executemany("INSERT INTO paper_keywords (key, keyword) VALUES (?, ?)",
                              [(int(key), keyword) for key, paper in zip(keys, papers)
                               for keyword in paper.keywords])
+        self._db.executemany("INSERT INTO paper_collections (key, name) VALUES (?, ?)",
+                             [(int(key), name) for key, paper in zip(keys, papers)
+                              for name in collection_names(paper.collections)])
 
     def used_keys(self) -> int:
         """The highest key ever handed out in this store (AUTOINCREMENT's record, which
@@ -203,7 +225,7 @@ class PaperStore:
                            ) -> list[tuple[str, int]]:
         """(value, key) of every paper whose normalised DOI (`column` doi) or arXiv id
         (arxiv_id) is one of `values`, by key."""
-        if column not in _LATER_COLUMNS:
+        if column not in _IDENTIFIER_COLUMNS:
             raise ValueError(f"not an identifier column: {column}")
         found: list[tuple[str, int]] = []
         if not self._identifiers:
@@ -251,6 +273,12 @@ class PaperStore:
             marks = ",".join("?" * len(filters.keywords))
             clauses.append(f"key IN (SELECT key FROM paper_keywords WHERE keyword IN ({marks}))")
             args.extend(filters.keywords)
+        if filters.collections:
+            if not self._collections:  # written before collections: none is in one
+                return np.array([], dtype=np.int64)
+            marks = ",".join("?" * len(filters.collections))
+            clauses.append(f"key IN (SELECT key FROM paper_collections WHERE name IN ({marks}))")
+            args.extend(name.casefold() for name in filters.collections)
         where = " AND ".join(clauses) or "1"
         rows = self._db.execute(f"SELECT key FROM papers WHERE {where} ORDER BY key", args)
         return np.array([row[0] for row in rows], dtype=np.int64)

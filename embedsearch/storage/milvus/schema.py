@@ -1,10 +1,11 @@
 """How papers are laid out in a Milvus collection: the schema, its rows, filter expressions.
 
-One row per paper: the whole `Paper` as JSON (`record`), the fields filters and lookups
-read as scalars of their own (`paper_id`, `title_key`, `year`, `venue_key`,
-`keyword_keys`), the lexical text that Milvus's BM25 function turns into `sparse`, and
-the unit vector `dense`. Milvus hands out the int64 `key`s (auto_id) and never reuses
-one, which is the rule `View` keys follow.
+One row per paper: the whole `Paper` as JSON (`record`, with the names a collection
+filter matches), the fields filters and lookups read as scalars of their own
+(`paper_id`, `title_key`, `year`, `venue_key`, `keyword_keys`), the lexical text that
+Milvus's BM25 function turns into `sparse`, and the unit vector `dense`. Milvus hands
+out the int64 `key`s (auto_id) and never reuses one, which is the rule `View` keys
+follow.
 
 Milvus counts a VARCHAR's or JSON's length in UTF-8 bytes and refuses an insert that
 exceeds one with an error naming neither paper nor field; rows are checked here first,
@@ -22,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import ConfigurationError, InputError
-from ...filters import Filters
+from ...filters import Filters, collection_names
 from ...papers import Paper, embedding_text, normalise_title
 from ...words import Tokenizer
 
@@ -35,6 +36,8 @@ MAX_TEXT_BYTES = 65_535
 #: The largest JSON value Milvus accepts (its documented limit), in bytes.
 MAX_RECORD_BYTES = 65_536
 MAX_KEYWORDS = 1_024
+#: The record's key for the names a collection filter matches (`collection_names`).
+COLLECTION_KEYS = "collection_keys"
 #: The HNSW graph's degree and build breadth, and the search breadth of an unfiltered
 #: search (the local HNSW index's efSearch); `--index-params` may change each.
 HNSW_DEFAULTS: dict[str, int] = {"M": 16, "efConstruction": 200, "efSearch": 64}
@@ -80,6 +83,11 @@ def filter_expression(filters: Filters | None, exclude: NDArray[np.int64] | None
         if filters.keywords:
             keywords = in_list(match_key(k) for k in filters.keywords)
             clauses.append(f"ARRAY_CONTAINS_ANY(keyword_keys, {keywords})")
+        if filters.collections:
+            # In the record's JSON, not a field of its own: collections written before
+            # it have no such field, and a JSON key needs no schema change.
+            names = in_list(match_key(name) for name in filters.collections)
+            clauses.append(f'JSON_CONTAINS_ANY(record["{COLLECTION_KEYS}"], {names})')
     if exclude is not None and len(exclude):
         clauses.append(f"key not in {in_list(int(k) for k in np.unique(exclude))}")
     return " and ".join(clauses)
@@ -154,6 +162,8 @@ def paper_rows(papers: Sequence[Paper], vectors: NDArray[np.float32],
     rows = []
     for paper, vector in zip(papers, vectors):
         record = paper.to_dict()
+        record[COLLECTION_KEYS] = [match_key(name) for name in
+                                   collection_names(paper.collections)]
         size = len(json.dumps(record, ensure_ascii=False).encode("utf-8"))
         if size > MAX_RECORD_BYTES:
             raise InputError(f"paper '{paper.id[:200]}' is {size:,} bytes as JSON, more than "
@@ -192,4 +202,5 @@ def paper_of(record: dict[str, Any]) -> Paper:
         primary_area=str(record.get("primary_area", "")),
         doi=str(record.get("doi", "")),
         arxiv_id=str(record.get("arxiv_id", "")),
+        collections=tuple(record.get("collections") or ()),
     )
