@@ -36,10 +36,11 @@ if TYPE_CHECKING:
     from .encoding import Encoder
     from .engine import SearchEngine
     from .info import IndexInfo, index_info
-    from .readers import read_bibliography, read_papers
+    from .readers import ZoteroLibrary, read_bibliography, read_papers
     from .results import Hit
     from .storage.local import Local
     from .storage.milvus import Milvus
+    from .syncing import SyncReport
 
 __all__ = [
     "CheckReport",
@@ -62,6 +63,8 @@ __all__ = [
     "PaperNotFoundError",
     "QueryError",
     "SearchEngine",
+    "SyncReport",
+    "ZoteroLibrary",
     "__version__",
     "index_info",
     "read_bibliography",
@@ -76,6 +79,8 @@ _LAZY = {
     "index_info": "info",
     "read_papers": "readers",
     "read_bibliography": "readers",
+    "ZoteroLibrary": "readers",
+    "SyncReport": "syncing",
     "Hit": "results",
     "Local": "storage.local",
     "Milvus": "storage.milvus",

@@ -3,26 +3,43 @@
 The format is chosen by extension (`.txt`, `.jsonl`, `.json`, `.csv`, `.tsv`, `.bib`,
 `.ris`, each optionally `.gz`) or named with `format=`; inside JSON and JSON Lines the
 first record may show another tool's layout (CSL-JSON, the arXiv snapshot, OpenAlex:
-see `foreign`). A new format is one new module in this package that registers its
-reader with `base.register_format`.
+see `foreign`). A Zotero library is read in place: a `ZoteroLibrary`, or `zotero:...`
+among the inputs (see `zotero`). A new format is one new module in this package that
+registers its reader with `base.register_format`.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
 from ..papers import Paper
-from . import arxiv, bibtex, csljson, csvfile, jsonarray, jsonl, openalex, ris, text  # noqa: F401
+from . import (  # noqa: F401
+    arxiv,
+    bibtex,
+    csljson,
+    csvfile,
+    jsonarray,
+    jsonl,
+    openalex,
+    ris,
+    text,
+    zotero,
+)
 from .base import FormatSpec, Located, Skipped, format_for, formats, source_name
+from .zotero import ZoteroLibrary, as_library
 
 # The imports above register each format (and layout); bibtexparser, rispy and pylatexenc
 # are imported only when a file of theirs is read.
-__all__ = ["Bibliography", "FormatSpec", "Skipped", "formats", "iter_papers",
-           "read_bibliography", "read_papers"]
+__all__ = ["Bibliography", "FormatSpec", "Skipped", "Source", "ZoteroLibrary", "formats",
+           "iter_papers", "read_bibliography", "read_papers"]
+
+#: What papers are read from: a file, or a library read in place.
+Source = str | Path | ZoteroLibrary
 
 _log = logging.getLogger("embedsearch.readers")
 #: Entries named in a warning before "and N more".
@@ -70,7 +87,9 @@ def _summary(path: Path, skipped: list[Skipped]) -> str:
 
 def _finish_file(path: Path, spec: FormatSpec, kept: int, skipped: list[Skipped],
                  title_only: bool) -> None:
-    """Warn of what one file's reading passed over, or refuse a file that gave nothing."""
+    """Warn of what one file's reading passed over, or refuse a file that gave nothing.
+    Entries `excluded` by rule (notes, the trash) are neither warned about nor blamed."""
+    skipped = [entry for entry in skipped if not entry.excluded]
     if kept:
         if skipped:
             hint = ("" if title_only or not any(e.reason == _NO_ABSTRACT for e in skipped)
@@ -97,12 +116,25 @@ def _title_only(path: Path, paper: Paper, place: str) -> Skipped:
     position = place[len(str(path)):].lstrip(":").strip()  # "24" or "record 3"
     line = int(position) if position.isdigit() else None
     shown = f"line {position}" if line is not None else position
-    derived = paper.id.startswith(f"{source_name(path)}:")
+    derived = re.fullmatch(rf"{re.escape(source_name(path))}:\d+", paper.id) is not None
     name = f"“{paper.title[:60]}”" if derived else paper.id
     return Skipped(path, line, f"{name} ({shown})", _NO_ABSTRACT)
 
 
-def iter_papers(paths: Iterable[str | Path], format: str | None = None, *,
+def _opened(name: Source, format: str | None
+            ) -> tuple[Path, FormatSpec, Iterator[Located | Skipped]]:
+    """The file (or library database) `name` reads, its format and its entries."""
+    library = as_library(name)
+    if library is not None:
+        return library.database, format_for(Path("zotero.sqlite"), "zotero"), library.read()
+    assert not isinstance(name, ZoteroLibrary)
+    path = Path(name)
+    _check_file(path)
+    spec = format_for(path, format)
+    return path, spec, spec.read(path)
+
+
+def iter_papers(paths: Iterable[Source], format: str | None = None, *,
                 title_only: bool = False, strict: bool = False,
                 skipped: list[Skipped] | None = None) -> Iterator[Located]:
     """(paper, "file:line") for every record of every file, in order, validated.
@@ -112,12 +144,10 @@ def iter_papers(paths: Iterable[str | Path], format: str | None = None, *,
     malformed entry an error instead. A file that gives no paper is an error.
     """
     for name in paths:
-        path = Path(name)
-        _check_file(path)
-        spec = format_for(path, format)
+        path, spec, entries = _opened(name, format)
         kept = 0
         passed_over: list[Skipped] = []
-        for item in spec.read(path):
+        for item in entries:
             if isinstance(item, Skipped):
                 if strict and item.malformed:
                     raise InputError(f"{item.reason} (entry {item.label}; without --strict "
@@ -150,13 +180,14 @@ class Bibliography:
         return [entry.to_dict() for entry in self.skipped] + title_only
 
 
-def read_bibliography(paths: Iterable[str | Path], format: str | None = None, *,
+def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
                       title_only: bool = False, strict: bool = False) -> Bibliography:
     """All papers of `paths`, and every entry passed over with the reason.
 
     Args:
         paths: files in any [input format](input-formats.md), each chosen by its
-            extension or first record (`.gz` read as it goes).
+            extension or first record (`.gz` read as it goes), and Zotero libraries
+            read in place (a `ZoteroLibrary`, or `"zotero:"` for the default one).
         format: read every file as this format (`jsonl`, `bibtex`, `ris`, ...).
         title_only: keep entries without an abstract, known by their titles, instead
             of passing over them.
@@ -180,7 +211,7 @@ def read_bibliography(paths: Iterable[str | Path], format: str | None = None, *,
     return found
 
 
-def read_papers(paths: Iterable[str | Path], format: str | None = None, *,
+def read_papers(paths: Iterable[Source], format: str | None = None, *,
                 title_only: bool = False, strict: bool = False) -> list[Paper]:
     """All papers of `paths`, what was passed over logged as warnings.
 

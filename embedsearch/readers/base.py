@@ -43,7 +43,9 @@ class Skipped:
     """An entry a reader passed over: where it is, how to name it, and why.
 
     `malformed`: the entry could not be parsed (a missing brace, a truncated RIS
-    entry); the rest of the file was read, unless the caller is strict.
+    entry); the rest of the file was read, unless the caller is strict. `excluded`:
+    left out by rule, not for a fault (a note or an attachment of a reference
+    manager's library, an item in its trash): listed by a report, never warned about.
     """
 
     path: Path
@@ -51,6 +53,7 @@ class Skipped:
     label: str
     reason: str
     malformed: bool = False
+    excluded: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {"file": str(self.path), "line": self.line, "entry": self.label,

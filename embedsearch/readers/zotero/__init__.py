@@ -1,0 +1,210 @@
+"""A Zotero library read in place: the papers of a local `zotero.sqlite`, safely while
+Zotero runs, without an export.
+
+`ZoteroLibrary` names a library (its data directory, else Zotero's own default) and
+what to read of it (a group library, a collection with its sub-collections, a tag).
+Reading takes a consistent snapshot of the database with its write-ahead log and never
+writes to it (see `snapshot`); items become papers as `items` describes, and an item
+without an abstract takes one from its PDF when it has a stored PDF that gives one.
+Anything in the reading list may name a library as `zotero:[DATA_DIR][?collection=
+NAME&tag=TAG&group=NAME]`, and a `zotero.sqlite` file is read as its library.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from ...errors import InputError
+from ...papers import Paper
+from ...syncing import SourceState
+from ..base import Located, Skipped, register_format
+from ..records import paper_from_record
+from .items import Selection, ZoteroItem, id_prefix, select_items
+from .location import DATABASE, data_directory, preference, profile_prefs
+from .snapshot import snapshot
+from .tables import read_tables
+
+__all__ = ["ZoteroItem", "ZoteroLibrary", "ZoteroReading", "as_library", "item_paper",
+           "pdf_abstract", "read_zotero"]
+
+_SELECTORS = ("collection", "tag", "group")
+
+
+@dataclass(frozen=True)
+class ZoteroReading:
+    """One snapshot of a library: the chosen regular items, and the chosen items that
+    are not papers, as `Skipped` (a note, an attachment, in the trash)."""
+
+    database: Path
+    items: list[ZoteroItem]
+    passed: list[Skipped]
+    #: What the ids of the library's papers start with ("zotero:", "zotero:groups/7/").
+    id_prefix: str
+
+
+@dataclass(frozen=True)
+class ZoteroLibrary:
+    """A local Zotero library to read papers from, read-only, while Zotero runs or not.
+
+    Args:
+        data_dir: Zotero's data directory (the folder holding zotero.sqlite, or that
+            file); None: the one Zotero's preferences name, else `~/Zotero`.
+        collection: only items in this collection or its sub-collections, named by its
+            path ("Thesis/Methods") or its own name.
+        tag: only items with this tag.
+        group: a group library, by name, instead of the user's own.
+        pdf_abstracts: give an item without an abstract the one its stored PDF holds.
+
+    Example:
+        ```python
+        from embedsearch import ZoteroLibrary, read_papers
+
+        papers = read_papers([ZoteroLibrary(collection="Thesis")], title_only=True)
+        ```
+    """
+
+    data_dir: str | os.PathLike[str] | None = None
+    collection: str | None = None
+    tag: str | None = None
+    group: str | None = None
+    pdf_abstracts: bool = True
+
+    #: What starts a library's name in a list of inputs.
+    PREFIX = "zotero:"
+
+    @classmethod
+    def parse(cls, spec: str) -> ZoteroLibrary:
+        """The library `zotero:[DATA_DIR][?collection=NAME&tag=TAG&group=NAME]` names.
+
+        Raises:
+            InputError: a selector other than collection, tag and group.
+        """
+        body = spec[len(cls.PREFIX):] if spec.startswith(cls.PREFIX) else spec
+        folder, _, query = body.partition("?")
+        chosen: dict[str, str] = {}
+        for name, values in parse_qs(query, keep_blank_values=True).items():
+            if name not in _SELECTORS:
+                raise InputError(f"{spec}: unknown selector {name!r}; a library takes "
+                                 "?collection=NAME, &tag=TAG and &group=NAME")
+            chosen[name] = values[-1]
+        return cls(folder or None, collection=chosen.get("collection"),
+                   tag=chosen.get("tag"), group=chosen.get("group"))
+
+    def __str__(self) -> str:
+        chosen = "&".join(f"{name}={getattr(self, name)}" for name in _SELECTORS
+                          if getattr(self, name))
+        return f"{self.PREFIX}{self.data_dir or ''}{'?' + chosen if chosen else ''}"
+
+    @property
+    def database(self) -> Path:
+        """The library's zotero.sqlite (InputError when there is none)."""
+        return data_directory(self.data_dir) / DATABASE
+
+    def snapshot(self) -> ZoteroReading:
+        """The chosen items as the library holds them now (PDFs not yet read).
+
+        Raises:
+            InputError: no library there; not a Zotero database; damaged; an unknown
+                group, collection or tag; Zotero kept writing while it was read.
+        """
+        folder = data_directory(self.data_dir)
+        database = folder / DATABASE
+        with snapshot(database) as connection:
+            tables = read_tables(connection, database)
+        selection = Selection(self.group, self.collection, self.tag)
+        library, items, passed = select_items(tables, selection, database, folder,
+                                              _base_directory())
+        return ZoteroReading(database, items, [
+            Skipped(database, None, key, reason, excluded=True) for _, key, reason in passed],
+            id_prefix(library))
+
+    def sync_state(self) -> SourceState:
+        """The library now, for `SearchEngine.sync`: its papers (PDFs not read), the
+        ids it owns (`zotero:KEY` of its library, every collection: an item moved out
+        of a chosen collection is removed), and PDF abstracts for those to be written."""
+        reading = self.snapshot()
+        by_id = {str(item.record["id"]): item for item in reading.items}
+        papers = [found[0] for item in reading.items
+                  if not isinstance(found := item_paper(reading.database, item, pdfs=False),
+                                    Skipped)]
+        prefix = reading.id_prefix
+
+        def owns(paper_id: str) -> bool:
+            return paper_id.startswith(prefix) and "/" not in paper_id[len(prefix):]
+
+        def complete(papers: Sequence[Paper]) -> list[Paper]:
+            done = []
+            for paper in papers:
+                item = by_id[paper.id]
+                if paper.abstract or not self.pdf_abstracts or not item.pdfs:
+                    done.append(paper)
+                    continue
+                found = item_paper(reading.database, item)
+                done.append(paper if isinstance(found, Skipped) else found[0])
+            return done
+
+        return SourceState(papers, owns, complete)
+
+    def read(self) -> Iterator[Located | Skipped]:
+        """Every chosen item as a paper (title-only without an abstract), or `Skipped`."""
+        reading = self.snapshot()
+        yield from reading.passed
+        for item in reading.items:
+            yield item_paper(reading.database, item, pdfs=self.pdf_abstracts)
+
+
+def item_paper(database: Path, item: ZoteroItem, *, pdfs: bool = True) -> Located | Skipped:
+    """`item` as a paper and where it is; `Skipped` if it has neither title nor
+    abstract. Without an abstract, one from its PDF when `pdfs` and it gives one."""
+    record = item.record
+    if not record["abstract"] and pdfs and item.pdfs:
+        record = {**record, "abstract": pdf_abstract(item.pdfs)}
+    label = f"{item.key} “{str(record['title'])[:60]}”" if record["title"] else item.key
+    if not record["abstract"] and not record["title"]:
+        return Skipped(database, None, label, "no abstract and no title")
+    try:
+        paper = paper_from_record(record, default_id=str(record["id"]), path=database,
+                                  title_only=True)
+    except InputError as exc:
+        return Skipped(database, None, label, exc.reason, malformed=True)
+    return paper, f"{database}: item {item.key}"
+
+
+def pdf_abstract(paths: tuple[Path, ...]) -> str:
+    """The abstract the first of `paths` that gives one holds, or ''."""
+    from ..pdf import extract_pdf
+
+    for path in paths:
+        found = extract_pdf(path)
+        if found.abstract:
+            return found.abstract
+    return ""
+
+
+def _base_directory() -> Path | None:
+    """Where Zotero's preferences say linked files stored relative to a base live."""
+    for prefs in profile_prefs():
+        base = preference(prefs, "extensions.zotero.baseAttachmentPath")
+        if isinstance(base, str) and base:
+            return Path(base)
+    return None
+
+
+@register_format("zotero", (".sqlite",), "a Zotero library's zotero.sqlite, read in place "
+                 "(read-only, safe while Zotero runs)")
+def read_zotero(path: Path) -> Iterator[Located | Skipped]:
+    return ZoteroLibrary(path).read()
+
+
+def as_library(name: object) -> ZoteroLibrary | None:
+    """`name` as a library if it names one (a `ZoteroLibrary`, or text `zotero:...`)."""
+    if isinstance(name, ZoteroLibrary):
+        return name
+    if isinstance(name, str) and name.startswith(ZoteroLibrary.PREFIX):
+        return ZoteroLibrary.parse(name)
+    return None
+
