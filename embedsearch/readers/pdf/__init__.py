@@ -187,8 +187,6 @@ def report_note(extraction: PdfExtraction, entry: str) -> dict[str, object]:
                           "arxiv_id": extraction.arxiv_id}}
 
 
-@register_format("pdf", (".pdf",),
-                 "a paper as a PDF: title, abstract and authors from its first pages")
 def read_pdf_file(path: Path, notes: list[dict[str, object]] | None = None
                   ) -> Iterator[Located | Skipped]:
     """The paper of one PDF, known by the file's name; what was found and where goes to
@@ -210,3 +208,9 @@ def read_pdf_file(path: Path, notes: list[dict[str, object]] | None = None
     if notes is not None:
         notes.append(report_note(extraction, paper.id))
     yield paper, f"{path}: page 1"
+
+
+# Registered without rebinding the name, which keeps the `notes` parameter in its type.
+register_format("pdf", (".pdf",),
+                "a paper as a PDF: title, abstract and authors from its first pages"
+                )(read_pdf_file)

@@ -27,6 +27,7 @@ _TITLE_MAX_CHARS = 300
 _ABSTRACT_MIN_WORDS = 15
 _ABSTRACT_MAX_CHARS = 6000
 _PARAGRAPH_MIN_WORDS = 40
+_PROSE_MIN_WORDS = 15
 _AUTHOR_REGION_LINES = 30
 
 _ABSTRACT = re.compile(r"^\W*a\s?b\s?s\s?t\s?r\s?a\s?c\s?t\W*$", re.IGNORECASE)
@@ -64,6 +65,7 @@ _NOT_NAMES = {
     "technology", "sciences", "science", "engineering", "campus", "street", "road",
     "author", "authors", "anonymous", "given", "name", "surname", "submission", "member",
     "fellow", "ieee", "senior", "student", "paper", "abstract", "email", "e-mail",
+    "independent", "researcher", "equal", "contribution", "corresponding",
 }
 _PARTICLES = {"van", "von", "de", "der", "den", "da", "di", "del", "della", "la", "le",
               "du", "dos", "das", "bin", "al", "el", "ter", "ten", "y", "zu"}
@@ -204,7 +206,7 @@ def _paragraphs(lines: Sequence[Line]) -> list[list[Line]]:
             last = current[-1]
             same_size = abs(line.size - last.size) <= 0.6
             gap = last.bottom - line.top
-            indented = (line.x0 > current[0].x0 + line.size and
+            indented = (line.x0 > min(item.x0 for item in current) + line.size and
                         last.x1 < max(item.x1 for item in current) - 2 * line.size)
             if same_size and line.page == last.page and gap < 0.9 * line.size \
                     and not indented:
@@ -249,15 +251,27 @@ def _after_heading(lines: Sequence[Line], heading: re.Pattern[str], name: str
 
 
 def _first_paragraph(pages: Sequence[Sequence[Line]], after_title: int) -> Found | None:
+    """The first paragraph of prose in the body's size after the title, with the ones
+    after it while they are short (an introduction that opens with one line), up to
+    the next heading."""
     body = _body_size(pages[0]) if pages else 0.0
     for page, lines in enumerate(pages):
-        candidates = lines[after_title:] if page == 0 else lines
-        for paragraph in _paragraphs(candidates):
-            text = join_lines(paragraph)
-            if len(text.split()) >= _PARAGRAPH_MIN_WORDS and \
-                    abs(paragraph[0].size - body) <= 1.5:
-                return Found(text[:_ABSTRACT_MAX_CHARS],
-                             f"first long paragraph on page {page + 1} (no Abstract heading)")
+        taken: list[Line] = []
+        for paragraph in _paragraphs(lines[after_title:] if page == 0 else lines):
+            prose = len(join_lines(paragraph).split()) >= _PROSE_MIN_WORDS
+            if not taken:
+                if prose and abs(paragraph[0].size - body) <= 0.6:
+                    taken = list(paragraph)
+            elif _section(paragraph[0]) or _heading_like(paragraph[0], taken[0]) or \
+                    abs(paragraph[0].size - taken[0].size) > 0.6:
+                break
+            else:
+                taken += paragraph
+            if len(join_lines(taken).split()) >= _PARAGRAPH_MIN_WORDS:
+                break
+        if taken:
+            return Found(join_lines(taken)[:_ABSTRACT_MAX_CHARS],
+                         f"first paragraph on page {page + 1} (no Abstract heading)")
     return None
 
 

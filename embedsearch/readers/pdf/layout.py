@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
 import statistics
 import unicodedata
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from pathlib import Path
 import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 
-__all__ = ["Document", "Line", "Unreadable", "open_document"]
+__all__ = ["Document", "Line", "Unreadable", "open_document", "reading_order"]
 
 #: A character at least this heavy (PDF font weights: 400 regular, 700 bold) is bold.
 _BOLD_WEIGHT = 650
@@ -36,8 +37,12 @@ _COLUMN_GAP = 3.0
 _SCRIPT_SHARE = 0.75
 # PDFium's marks for a hyphen that breaks a word at a line end (its text API writes
 # 0xFFFE; the character API gives 0x02, and an ordinary "-" is asked with IsHyphen).
+#: Drawing order is taken as reading order unless the lines of a page's two halves
+#: alternate at least this often (a page drawn row by row across its columns).
+_INTERLEAVED = 0.3
 _SOFT_HYPHENS = {0x02, 0xAD, 0xFFFE}
 _DASH = 0x2D
+_LOOSE_ACCENT = re.compile(r"(?:(?<=\s)|^)[\u0300-\u036f]+")
 _HYPHEN = "\u00ad"
 _LINE_ENDS = {0x0D, 0x0A}
 
@@ -83,15 +88,16 @@ class Document:
         return float(self.pdf.get_page_size(index)[1])
 
     def lines(self, index: int) -> tuple[list[Line], str]:
-        """The lines of page `index` (0-based) in drawing order, and its rotated text
+        """The lines of page `index` (0-based) in reading order, and its rotated text
         (the arXiv stamp in the margin is drawn at 90 degrees)."""
         page = self.pdf[index]
         try:
             textpage = page.get_textpage()
             try:
-                return _page_lines(textpage, index)
+                lines, rotated = _page_lines(textpage, index)
             finally:
                 textpage.close()
+            return reading_order(lines, float(page.get_width())), rotated
         finally:
             page.close()
 
@@ -146,10 +152,11 @@ def open_document(path: Path, max_bytes: int) -> Document:
 
 def _clean(text: str) -> str:
     """Ligatures split (NFKC: "ﬁ" is "fi"), control characters and hyphenation marks
-    dropped, spaces collapsed."""
-    text = unicodedata.normalize("NFKC", text)
+    dropped, spaces collapsed. An accent that LaTeX drew apart from its letter ("Re´nyi"
+    reads "Renyi ́") is dropped: which letter it belongs to is not in the text."""
+    text = _LOOSE_ACCENT.sub("", unicodedata.normalize("NFKC", text))
     text = "".join(char for char in text if char.isprintable() or char == " ")
-    return " ".join(text.split())
+    return unicodedata.normalize("NFC", " ".join(text.split()))
 
 
 @dataclass
@@ -245,3 +252,31 @@ def _line(chars: list[_Char], page: int) -> Line | None:
                 bottom=min(char.bottom for char in visible),
                 top=max(char.top for char in visible), size=round(size, 2),
                 bold=sum(char.bold for char in visible) * 2 > len(visible))
+
+
+def reading_order(lines: list[Line], width: float) -> list[Line]:
+    """`lines` in reading order. Drawing order is reading order on nearly every typeset
+    page (two columns are drawn one after the other); a page drawn row by row across
+    its columns, as some converters and OCR layers do, is put in column order instead:
+    from the top, each line that spans the middle, and between them the left column's
+    lines, then the right column's."""
+    middle = width / 2
+    sides = [0 if line.x1 <= middle else 1 if line.x0 >= middle else -1 for line in lines]
+    halves = [side for side in sides if side >= 0]
+    switches = sum(a != b for a, b in zip(halves, halves[1:]))
+    if len(halves) < 8 or switches < _INTERLEAVED * len(halves):
+        return lines
+    ordered: list[Line] = []
+    band: list[tuple[Line, int]] = []
+    for line, side in sorted(zip(lines, sides), key=lambda pair: -pair[0].top):
+        if side < 0:
+            ordered += _by_column(band)
+            band = []
+            ordered.append(line)
+        else:
+            band.append((line, side))
+    return ordered + _by_column(band)
+
+
+def _by_column(band: list[tuple[Line, int]]) -> list[Line]:
+    return [line for line, side in band if side == 0] + [line for line, side in band if side]
