@@ -6,14 +6,18 @@ first record may show another tool's layout (CSL-JSON, the arXiv snapshot, OpenA
 see `foreign`). A Zotero library is read in place: a `ZoteroLibrary`, or `zotero:...`
 among the inputs (see `zotero`). A new format is one new module in this package that
 registers its reader with `base.register_format`.
+
+A `.pdf` is one paper, its title, abstract and authors read from its first pages
+(see `pdf`); a folder among the inputs stands for the PDFs inside it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InputError
@@ -26,6 +30,7 @@ from . import (  # noqa: F401
     jsonarray,
     jsonl,
     openalex,
+    pdf,
     ris,
     text,
     zotero,
@@ -45,15 +50,69 @@ _log = logging.getLogger("embedsearch.readers")
 #: Entries named in a warning before "and N more".
 _SHOWN = 5
 _NO_ABSTRACT = "no abstract (title only)"
+_NO_TITLE = "no abstract and no title"  # foreign.py's reason
 
 
 def _check_file(path: Path) -> None:
     if not path.exists():
         raise InputError("no such file", path=path)
-    if path.is_dir():
-        raise InputError("is a directory, not a file; pass the files inside it", path=path)
     if path.stat().st_size == 0:
         raise InputError("the file is empty", path=path)
+
+
+def _folder_pdfs(folder: Path, format: str | None) -> list[Path]:
+    """The PDFs inside `folder` and its subfolders, in name order; hidden files and
+    folders (".git", macOS's "._paper.pdf") left out."""
+    if format not in (None, "pdf"):
+        raise InputError(f"is a directory: a directory is read for the PDFs inside it, so "
+                         f"--format {format} does not apply; pass its files by name", path=folder)
+    found = []
+    for root, folders, files in os.walk(folder):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        found += [Path(root, name) for name in files
+                  if name.lower().endswith(".pdf") and not name.startswith(".")]
+    if not found:
+        raise InputError("is a directory with no PDF in it (a directory is read for the PDFs "
+                         "inside it, subdirectories too); pass other files by name", path=folder)
+    return sorted(found, key=lambda path: path.relative_to(folder).parts)
+
+
+def _read(spec: FormatSpec, path: Path, notes: list[dict[str, object]] | None
+          ) -> Iterator[Located | Skipped]:
+    """One file's entries; the PDF reader also notes where it found each field."""
+    if spec.read is pdf.read_pdf_file:
+        return pdf.read_pdf_file(path, notes)
+    return spec.read(path)
+
+
+def _folder_entries(folder: Path, files: list[Path], notes: list[dict[str, object]] | None
+                    ) -> Iterator[Located | Skipped]:
+    """Every PDF's entry in `folder`. A PDF in a subfolder is known by its path from the
+    folder ("2023/smith"), so two files of one name in two subfolders stay two papers."""
+    for file in files:
+        prefix = file.parent.relative_to(folder).as_posix()
+        noted: list[dict[str, object]] = []
+        for item in pdf.read_pdf_file(file, noted):
+            if prefix == ".":
+                yield item
+            elif isinstance(item, Skipped):
+                yield replace(item, label=f"{prefix}/{item.label}")
+            else:
+                yield replace(item[0], id=f"{prefix}/{item[0].id}"), item[1]
+                for note in noted:
+                    note["entry"] = f"{prefix}/{note['entry']}"
+        if notes is not None:
+            notes.extend(noted)
+
+
+def _source(path: Path, format: str | None, notes: list[dict[str, object]] | None
+            ) -> tuple[FormatSpec, Iterator[Located | Skipped]]:
+    """The format of input `path` and its entries: a file's, or a folder's PDFs'."""
+    if path.is_dir():
+        return formats()["pdf"], _folder_entries(path, _folder_pdfs(path, format), notes)
+    _check_file(path)
+    spec = format_for(path, format)
+    return spec, _read(spec, path, notes)
 
 
 def _names(entries: list[Skipped]) -> str:
@@ -79,9 +138,13 @@ def _summary(path: Path, skipped: list[Skipped]) -> str:
         parts.append(f"skipped {_entries(len(malformed), 'malformed')}: "
                      f"{_names(malformed)} (first: {malformed[0].reason})")
     other = [entry for entry in skipped if entry not in missing and entry not in malformed]
-    if other:
-        parts.append(f"skipped {_entries(len(other))} with neither abstract nor title: "
-                     f"{_names(other)}")
+    untitled = [entry for entry in other if entry.reason == _NO_TITLE]
+    if untitled:
+        parts.append(f"skipped {_entries(len(untitled))} with neither abstract nor title: "
+                     f"{_names(untitled)}")
+    for reason in dict.fromkeys(entry.reason for entry in other if entry.reason != _NO_TITLE):
+        named = [entry for entry in other if entry.reason == reason]
+        parts.append(f"skipped {_entries(len(named))} ({reason}): {_names(named)}")
     return f"{path}: " + "; ".join(parts)
 
 
@@ -113,7 +176,7 @@ def _finish_file(path: Path, spec: FormatSpec, kept: int, skipped: list[Skipped]
 def _title_only(path: Path, paper: Paper, place: str) -> Skipped:
     """A title-only paper left out, named as the user finds it: "key (line 24)", or by
     its title where the file gave no id (a RIS entry without ID)."""
-    position = place[len(str(path)):].lstrip(":").strip()  # "24" or "record 3"
+    position = place[len(str(path)):].lstrip(":/\\").strip()  # "24" or "record 3"
     line = int(position) if position.isdigit() else None
     shown = f"line {position}" if line is not None else position
     derived = re.fullmatch(rf"{re.escape(source_name(path))}:\d+", paper.id) is not None
@@ -121,7 +184,7 @@ def _title_only(path: Path, paper: Paper, place: str) -> Skipped:
     return Skipped(path, line, f"{name} ({shown})", _NO_ABSTRACT)
 
 
-def _opened(name: Source, format: str | None
+def _opened(name: Source, format: str | None, notes: list[dict[str, object]] | None
             ) -> tuple[Path, FormatSpec, Iterator[Located | Skipped]]:
     """The file (or library database) `name` reads, its format and its entries."""
     library = as_library(name)
@@ -129,22 +192,24 @@ def _opened(name: Source, format: str | None
         return library.database, format_for(Path("zotero.sqlite"), "zotero"), library.read()
     assert not isinstance(name, ZoteroLibrary)
     path = Path(name)
-    _check_file(path)
-    spec = format_for(path, format)
-    return path, spec, spec.read(path)
+    spec, entries = _source(path, format, notes)
+    return path, spec, entries
 
 
 def iter_papers(paths: Iterable[Source], format: str | None = None, *,
                 title_only: bool = False, strict: bool = False,
-                skipped: list[Skipped] | None = None) -> Iterator[Located]:
+                skipped: list[Skipped] | None = None,
+                notes: list[dict[str, object]] | None = None) -> Iterator[Located]:
     """(paper, "file:line") for every record of every file, in order, validated.
 
     Entries a reader passes over, and title-only ones unless `title_only`, go to
     `skipped` (when given) and are reported in one warning per file; `strict` makes a
-    malformed entry an error instead. A file that gives no paper is an error.
+    malformed entry an error instead. A file that gives no paper is an error. A folder
+    stands for the PDFs inside it and is an error only when none of them gives a paper;
+    readers that note where they found each field (the PDF reader) add to `notes`.
     """
     for name in paths:
-        path, spec, entries = _opened(name, format)
+        path, spec, entries = _opened(name, format, notes)
         kept = 0
         passed_over: list[Skipped] = []
         for item in entries:
@@ -167,17 +232,21 @@ def iter_papers(paths: Iterable[Source], format: str | None = None, *,
 
 @dataclass
 class Bibliography:
-    """What reading files gave: the papers kept, and every entry passed over."""
+    """What reading files gave: the papers kept, every entry passed over, and `notes`:
+    where a reader found each field of a paper whose fields it had to find (the PDF
+    reader: one note per PDF read, see `pdf.report_note`)."""
 
     papers: list[Paper]
     skipped: list[Skipped] = field(default_factory=list)
+    notes: list[dict[str, object]] = field(default_factory=list)
 
     def report(self) -> list[dict[str, object]]:
-        """Every skipped and every title-only entry, as plain data (`--report FILE`)."""
+        """Every skipped and every title-only entry, then the notes, as plain data
+        (`--report FILE`)."""
         title_only = [{"entry": paper.id, "title": paper.title, "reason": "title only: "
                        "encoded from its title", "malformed": False}
                       for paper in self.papers if paper.title_only]
-        return [entry.to_dict() for entry in self.skipped] + title_only
+        return [entry.to_dict() for entry in self.skipped] + title_only + self.notes
 
 
 def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
@@ -186,8 +255,9 @@ def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
 
     Args:
         paths: files in any [input format](input-formats.md), each chosen by its
-            extension or first record (`.gz` read as it goes), and Zotero libraries
-            read in place (a `ZoteroLibrary`, or `"zotero:"` for the default one).
+            extension or first record (`.gz` read as it goes), folders (the PDFs in
+            them), and Zotero libraries read in place (a `ZoteroLibrary`, or
+            `"zotero:"` for the default one).
         format: read every file as this format (`jsonl`, `bibtex`, `ris`, ...).
         title_only: keep entries without an abstract, known by their titles, instead
             of passing over them.
@@ -203,7 +273,7 @@ def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
     seen: dict[str, str] = {}
     found = Bibliography([])
     for paper, where in iter_papers(paths, format, title_only=title_only, strict=strict,
-                                    skipped=found.skipped):
+                                    skipped=found.skipped, notes=found.notes):
         if paper.id in seen:
             raise InputError(f"duplicate id '{paper.id}' (first at {seen[paper.id]})", path=where)
         seen[paper.id] = where
