@@ -25,7 +25,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from embedsearch import InputError, read_papers
 from embedsearch.readers import read_bibliography
-from embedsearch.readers.pdf import PdfExtraction, extract_pdf
+from embedsearch.readers.pdf import MAX_BYTES, PdfExtraction, extract_pdf
 from embedsearch.readers.pdf.worker import PdfWorker
 from tests.conftest import REPO, CliResult
 
@@ -248,6 +248,14 @@ def test_a_truncated_file_is_read_as_far_as_it_goes_or_skipped(tmp_path: Path) -
 def test_a_pdf_named_directly_that_cannot_be_read_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"bad\.pdf: no papers could be read: no text layer"):
         read_papers([scanned(tmp_path / "bad.pdf")])
+
+
+def test_an_absurdly_large_file_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.pdf"
+    with open(path, "wb") as handle:  # sparse: nothing is written but the header
+        handle.write(b"%PDF-1.7\n")
+        handle.truncate(MAX_BYTES + 1)
+    assert extract_pdf(path).skipped.startswith("too large to read: 200 MB")
 
 
 def test_a_missing_file_is_skipped_not_raised(tmp_path: Path) -> None:
