@@ -347,9 +347,9 @@ def test_a_worker_that_died_is_replaced(tmp_path: Path) -> None:
     worker = PdfWorker()
     try:
         worker.extract(paper, timeout=10)
-        assert worker._process is not None
-        worker._process.kill()
-        worker._process.wait()
+        assert worker.process is not None
+        worker.process.kill()
+        worker.process.wait()
         assert worker.extract(paper, timeout=10).title == TITLE
     finally:
         worker.close()

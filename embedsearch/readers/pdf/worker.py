@@ -21,7 +21,7 @@ import sys
 import threading
 from pathlib import Path
 
-from . import PdfExtraction, _extract_here
+from . import PdfExtraction, extract_pdf
 
 __all__ = ["PdfWorker", "shared_worker"]
 
@@ -41,13 +41,18 @@ class PdfWorker:
         self._lock = threading.Lock()
         self._fresh = True
 
+    @property
+    def process(self) -> subprocess.Popen[str] | None:
+        """The worker process while one runs (None before the first file)."""
+        return self._process
+
     def extract(self, path: Path, timeout: float | None) -> PdfExtraction:
         """`path` read in the worker; a timeout or a crash gives a skipped extraction."""
         with self._lock:
             try:
                 process = self._running()
             except OSError:  # no way to start a process here: read in this one
-                return _extract_here(path)
+                return extract_pdf(path, isolated=False)
             assert process.stdin is not None
             try:
                 process.stdin.write(json.dumps({"path": str(path.absolute())}) + "\n")
@@ -147,7 +152,7 @@ def main() -> None:
     for request in sys.stdin:
         path = Path(json.loads(request)["path"])
         try:
-            extraction = _extract_here(path)
+            extraction = extract_pdf(path, isolated=False)
         except MemoryError:
             extraction = PdfExtraction(path, skipped="damaged: reading it needed more "
                                                      f"than {MEMORY_LIMIT >> 30} GiB")
