@@ -31,6 +31,7 @@ from .indexing import (
     build_index,
     check_abstracts,
     encode_papers,
+    replacing,
 )
 from .info import IndexInfo, describe
 from .live import LiveIndex
@@ -44,6 +45,7 @@ from .retrieval import Request, Retriever, check_k, check_mode, check_query
 from .storage import Storage, Target, View
 from .storage.backup import backup_index
 from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+from .syncing import SyncReport, SyncSource, plan_sync
 
 __all__ = ["SearchEngine"]
 
@@ -547,6 +549,50 @@ class SearchEngine:
             self._live.write(lambda storage, staging, newest: storage.remove(
                 staging, newest, ids), wait=wait)
         return len(ids)
+
+    def sync(self, source: SyncSource, *, dry_run: bool = False,
+             allow_title_only: bool = False, progress: bool = False,
+             wait: float | None = DEFAULT_WAIT, executor: Executor | None = None
+             ) -> SyncReport:
+        """Bring the index's papers from `source` (a `ZoteroLibrary`) in step with it:
+        add its new papers, re-write its changed ones, remove those it no longer has.
+
+        Papers of other sources are left alone; unchanged ones are not written, and a
+        changed one is encoded again only if its text changed (the embedding cache).
+        Changes are written in one generation, so readers see the index before or
+        after, never between; running it again at once changes nothing.
+
+        Args:
+            source: what to mirror, e.g. `ZoteroLibrary(collection="Thesis")`.
+            dry_run: say what would change, changing nothing.
+            allow_title_only: index papers without an abstract on their titles.
+            progress: show progress bars on stderr.
+            wait: seconds to wait for another writer (None: no limit).
+            executor: as for `build`.
+
+        Returns:
+            The ids added, updated and removed, and how many were unchanged.
+
+        Raises:
+            InputError: the source cannot be read (nothing changed then).
+            IndexBusyError: another process kept writing for longer than `wait`.
+        """
+        state = source.sync_state()
+        with self.snapshot() as view:
+            stored = {paper.id: paper for paper in view.papers(view.keys()).values()
+                      if state.owns(paper.id)}
+        plan = plan_sync(state, stored, allow_title_only=allow_title_only)
+        report = plan.report(dry_run=dry_run)
+        if dry_run or not report.changed:
+            return report
+        manifest = self._live.manifest()
+        written = plan.add + plan.update
+        vectors = (encode_papers(self.encoder, manifest, written, progress=progress,
+                                 executor=executor) if written
+                   else np.zeros((0, self.encoder.dim), dtype=np.float32))
+        removed = plan.remove + [paper.id for paper in plan.update]
+        self._live.write(replacing(manifest, removed, written, vectors), wait=wait)
+        return report
 
     def compact(self, *, wait: float | None = DEFAULT_WAIT) -> bool:
         """Merge the index's segments into one, dropping removed papers for good.

@@ -29,7 +29,8 @@ from .storage import (
 from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "adding", "build_index",
-           "check_abstracts", "check_fields", "check_same_encoding", "encode_papers"]
+           "check_abstracts", "check_fields", "check_same_encoding", "encode_papers",
+           "replacing"]
 
 
 def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
@@ -158,5 +159,28 @@ def adding(encoded_for: Manifest, papers: Sequence[Paper],
     def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
         check_same_encoding(encoded_for, newest)
         return storage.add(staging, newest, papers, vectors)
+
+    return update
+
+
+def replacing(encoded_for: Manifest, removed: Sequence[str], papers: Sequence[Paper],
+              vectors: NDArray[np.float32]) -> Update:
+    """The write that removes the papers `removed` (ids; those already gone are passed
+    over) and adds `papers` (row i of `vectors` is paper i's, encoded for `encoded_for`)
+    in one generation: a changed paper is among both, so readers see its old version
+    or its new one. A new paper another process added meanwhile is kept as it is."""
+
+    def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
+        check_same_encoding(encoded_for, newest)
+        keys = storage.keys_of(newest, list(removed))
+        leaving = set(keys)
+        present = storage.keys_of(newest, [paper.id for paper in papers])
+        rows = [row for row, paper in enumerate(papers)
+                if paper.id not in present or paper.id in leaving]
+        if not keys and not rows:
+            return None
+        held = np.array(sorted(set(keys.values())), dtype=np.int64)
+        return storage.replace(staging, newest, held, [papers[row] for row in rows],
+                               vectors[rows])
 
     return update

@@ -14,12 +14,14 @@ from ..bundled import DEFAULT_INDEX
 from ..errors import DependencyError, EmbedSearchError, InputError
 from ..filters import Filters
 from . import output
+from .sources import inputs
 
-__all__ = ["add", "build", "cache", "index_path", "info", "map", "overview", "remove", "say",
+__all__ = ["add", "build", "cache", "index_path", "info", "map", "open_index", "overview",
+           "progress", "remove", "say",
            "search", "serve", "show", "similar", "storage_options"]
 
 
-def _progress(args: argparse.Namespace) -> bool:
+def progress(args: argparse.Namespace) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
@@ -29,7 +31,8 @@ def say(args: argparse.Namespace, message: str) -> None:
         print(message, file=sys.stderr)
 
 
-def _open(args: argparse.Namespace, *, model: str | None = None, verify: bool = True) -> Any:
+def open_index(args: argparse.Namespace, *, model: str | None = None,
+               verify: bool = True) -> Any:
     """The engine of the index the command names. `verify` False: files are checked by
     size, not hashed (a write that reads a few records should not hash the index)."""
     from ..engine import SearchEngine
@@ -43,7 +46,7 @@ def _open(args: argparse.Namespace, *, model: str | None = None, verify: bool = 
         if not (DEFAULT_INDEX / "manifest.json").exists():
             say(args, f"Building the default index of the bundled ICLR 2025 sample in "
                        f"{DEFAULT_INDEX} (first use only)...")
-        return SearchEngine.open_default(DEFAULT_INDEX, progress=_progress(args),
+        return SearchEngine.open_default(DEFAULT_INDEX, progress=progress(args),
                                          cache_dir=args.cache_dir)
     return SearchEngine.open(args.index, model=model, **options)
 
@@ -67,17 +70,17 @@ def _storage(args: argparse.Namespace) -> Any:
 
 
 def storage_options(args: argparse.Namespace) -> dict[str, str]:
-    """--storage-option KEY=VALUEs, with the older --collection and --milvus-token."""
+    """--storage-option KEY=VALUEs, with the older --milvus-token. (The older Milvus
+    --collection is gone: --collection chooses a Zotero collection, or filters.)"""
     options: dict[str, str] = {}
     for option in getattr(args, "storage_option", None) or []:
         key, equals, value = option.partition("=")
         if not equals or not key:
             raise InputError(f"--storage-option {option}: write KEY=VALUE")
         options[key.strip()] = value
-    for key, value in (("collection", getattr(args, "collection", None)),
-                       ("token", getattr(args, "milvus_token", None))):
-        if value is not None:
-            options.setdefault(key, value)
+    token = getattr(args, "milvus_token", None)
+    if token is not None:
+        options.setdefault("token", token)
     return options
 
 
@@ -109,7 +112,7 @@ def _backend(args: argparse.Namespace) -> str:
     return "cuda"
 
 
-def _read(args: argparse.Namespace, files: list[str], *, title_only: bool) -> Any:
+def _read(args: argparse.Namespace, files: list[Any], *, title_only: bool) -> Any:
     """The papers of `files` as --format, --strict say (a `Bibliography`)."""
     from ..readers import read_bibliography
 
@@ -132,7 +135,8 @@ def _shape(args: argparse.Namespace) -> str:
 
 
 def _filters(args: argparse.Namespace) -> Filters:
-    return Filters.parse(year=args.year, venues=args.venue or (), keywords=args.keyword or ())
+    return Filters.parse(year=args.year, venues=args.venue or (), keywords=args.keyword or (),
+                         collections=args.collection or ())
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -142,14 +146,14 @@ def build(args: argparse.Namespace) -> None:
     fields = [name.strip() for name in args.fields.split(",") if name.strip()]
     lexical = [name.strip() for name in args.lexical_fields.split(",") if name.strip()]
     backend = _backend(args)
-    found = _read(args, args.inputs, title_only=args.allow_title_only)
+    found = _read(args, inputs(args), title_only=args.allow_title_only)
     _write_report(args, found)
     with _executor(args) as executor:
         engine = SearchEngine.build(
             args.out, found.papers, allow_title_only=args.allow_title_only, model=args.model,
             index_type=args.index_type, index_params=args.index_param, fields=fields,
             lexical_fields=lexical,
-            exact_max=args.exact_max, overwrite=args.overwrite, progress=_progress(args),
+            exact_max=args.exact_max, overwrite=args.overwrite, progress=progress(args),
             memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
             backend=backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
             cache=not args.no_cache, wait=args.wait, executor=executor,
@@ -170,7 +174,7 @@ def build(args: argparse.Namespace) -> None:
 def search(args: argparse.Namespace) -> None:
     if (args.query is None) == (args.queries is None):
         raise InputError("give either a QUERY or --queries FILE")
-    engine = _open(args, model=args.model)
+    engine = open_index(args, model=args.model)
     options = {"filters": _filters(args), "mode": args.mode, "diverse": args.diverse,
                "positives": args.positive or (), "evidence": not args.no_evidence}
     if args.queries is None:
@@ -195,7 +199,7 @@ def similar(args: argparse.Namespace) -> None:
     if not ids and not args.from_files:
         raise InputError("give the papers to start from: PAPER_IDs, --ids-file FILE or "
                          "--from FILE")
-    engine = _open(args)
+    engine = open_index(args)
     options = {"filters": _filters(args), "diverse": args.diverse,
                "evidence": not args.no_evidence}
     if args.from_files or args.not_from:
@@ -223,29 +227,29 @@ def overview(args: argparse.Namespace) -> None:
 
 
 def show(args: argparse.Namespace) -> None:
-    output.paper(_open(args).get(args.paper_id), json_lines=args.json)
+    output.paper(open_index(args).get(args.paper_id), json_lines=args.json)
 
 
 def info(args: argparse.Namespace) -> None:
     from ..info import index_info
 
     if args.index is None and not (DEFAULT_INDEX / "manifest.json").exists():
-        _open(args)
+        open_index(args)
     output.info(index_info(args.index or DEFAULT_INDEX), json_lines=args.json)
 
 
 def add(args: argparse.Namespace) -> None:
-    engine = _open(args, verify=False)  # a write reads only the records it checks
+    engine = open_index(args, verify=False)  # a write reads only the records it checks
     if args.ray_gpus and engine.info().encoder_backend != "cuda":
         raise InputError(f"--ray-gpus: {engine.path} was built with backend "
                          f"{engine.info().encoder_backend}, and added papers must be encoded "
                          "as it was; build the index with --backend cuda to add on GPUs")
     before = len(engine)
-    found = _read(args, args.inputs, title_only=args.allow_title_only)
+    found = _read(args, inputs(args), title_only=args.allow_title_only)
     _write_report(args, found)
     with _executor(args) as executor:
         added = engine.add(found.papers, allow_title_only=args.allow_title_only,
-                           progress=_progress(args), wait=args.wait, executor=executor)
+                           progress=progress(args), wait=args.wait, executor=executor)
         if executor is not None:
             say(args, executor.stats.summary())
     say(args, f"Added {added} papers ({before} before, {len(engine)} now); "
@@ -267,13 +271,13 @@ def cache(args: argparse.Namespace) -> None:
 
 
 def remove(args: argparse.Namespace) -> None:
-    engine = _open(args, verify=False)
+    engine = open_index(args, verify=False)
     removed = engine.remove(args.paper_ids, wait=args.wait)
     say(args, f"Removed {removed} papers; {len(engine)} remain.")
 
 
 def map(args: argparse.Namespace) -> None:
-    engine = _open(args)
+    engine = open_index(args)
     corpus_map = engine.corpus_map()
     if corpus_map is None:
         say(args, f"Computing the map of {len(engine)} papers (UMAP takes a few minutes "
@@ -301,7 +305,7 @@ def serve(args: argparse.Namespace) -> None:
     if is_wildcard(args.host) and not args.allowed_host:
         say(args, f"Note: on --host {args.host} only requests to localhost are answered; "
                    "pass --allowed-host NAME for each name or address clients use.")
-    engine = _open(args)
+    engine = open_index(args)
     say(args, f"Serving {engine.path} ({len(engine)} papers) on http://{args.host}:"
                f"{args.port}/ ({'read-write' if args.allow_writes else 'read-only'}); "
                "Ctrl+C stops.")

@@ -9,7 +9,7 @@ from typing import Any
 from .._version import __version__
 from ..bundled import DEFAULT_INDEX
 from . import commands as run
-from . import upkeep
+from . import library, upkeep
 
 __all__ = ["BACKEND_CHOICES", "FORMAT_CHOICES", "build_parser"]
 
@@ -21,7 +21,7 @@ BACKEND_CHOICES = ("torch", "cuda", "onnx", "onnx-int8", "openvino", "openvino-b
 # Spelled out for the same reason (readers would load with every command); a test holds
 # this equal to the readers' registry.
 FORMAT_CHOICES = ("text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "csl-json", "arxiv",
-            "openalex")
+            "openalex", "pdf", "zotero")
 
 _COMMON = """\
 most used:
@@ -135,8 +135,6 @@ def _add_storage(parser: argparse.ArgumentParser) -> None:
                              "prefer it, other users can see command lines; never written "
                              "to disk)")
     parser.add_argument("--milvus", metavar="URI", help="same as --storage milvus:URI")
-    parser.add_argument("--collection", metavar="NAME",
-                        help="same as --storage-option collection=NAME")
     parser.add_argument("--milvus-token", metavar="TOKEN",
                         help="same as --storage-option token=TOKEN")
 
@@ -150,6 +148,10 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
                              "several)")
     parser.add_argument("--keyword", action="append", metavar="WORD",
                         help="only papers with this author keyword (repeat for any of several)")
+    parser.add_argument("--collection", action="append", metavar="NAME",
+                        help="only papers in this collection of your reference manager or "
+                             "its sub-collections: a path (Thesis/Methods) or a name (repeat "
+                             "for any of several)")
     parser.add_argument("--diverse", action="store_true",
                         help="re-rank for variety (maximal marginal relevance) so that near-"
                              "duplicates do not fill the page")
@@ -165,16 +167,18 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+    parser.add_argument("inputs", nargs="*", metavar="INPUT",
                         help="corpus files: .txt (abstracts separated by blank lines), "
                              ".jsonl, .json (array), .csv, .tsv, .bib, .ris; any of them "
-                             ".gz; CSL-JSON, arXiv and OpenAlex records are recognised")
+                             ".gz; CSL-JSON, arXiv and OpenAlex records are recognised; "
+                             "zotero:[DATA_DIR] reads a Zotero library (or see --zotero)")
     parser.add_argument("--format", choices=FORMAT_CHOICES,
                         help="read every INPUT as this format instead of by extension")
     parser.add_argument("--allow-title-only", action="store_true",
                         help="index bibliography entries that have no abstract on their "
                              "titles (default: skip them, with a warning)")
     _add_reading_checks(parser)
+    library.add_library_options(parser)
 
 
 def _add_reading_checks(parser: argparse.ArgumentParser) -> None:
@@ -280,13 +284,16 @@ def build_parser() -> argparse.ArgumentParser:
     similar.add_argument("--ids-file", action="append", metavar="FILE",
                          help="more PAPER_IDs, one per line ('-' for stdin; blank lines and "
                               "# comments ignored), as the web page's reading list exports")
-    similar.add_argument("--from", dest="from_files", action="append", metavar="FILE",
-                         help="papers like those of FILE (any input format: .bib, .jsonl, "
-                              ".csv, ...), in the index or not: those the index holds (same "
-                              "id or title) are never returned, the others are encoded, "
-                              "entries without an abstract from their titles (repeatable)")
-    similar.add_argument("--not-from", dest="not_from", action="append", metavar="FILE",
-                         help="papers unlike those of FILE (repeatable)")
+    similar.add_argument("--from", dest="from_files", action="append", metavar="SOURCE",
+                         help="papers like those of SOURCE: a file (any input format: .bib, "
+                              ".jsonl, .csv, ...) or a Zotero library, zotero:DATA_DIR?"
+                              "collection=NAME&tag=TAG&group=NAME (each part optional); in "
+                              "the index or not: "
+                              "those the index holds (same id or title) are never returned, "
+                              "the others are encoded, entries without an abstract from "
+                              "their titles (repeatable)")
+    similar.add_argument("--not-from", dest="not_from", action="append", metavar="SOURCE",
+                         help="papers unlike those of SOURCE (repeatable)")
     _add_reading_checks(similar)
     _add_query_options(similar)
     similar.set_defaults(run=run.similar)
@@ -337,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     corpus_map.set_defaults(run=run.map)
 
     upkeep.add_commands(command, _add_index, _add_wait)
+    library.add_commands(command, _add_index, _add_wait)
 
     serve = command("serve", "Serve the index over HTTP: a JSON API and a web page.")
     _add_index(serve)

@@ -229,6 +229,13 @@ class Storage(ABC):
         """Remove `keys`, all held, from `newest`'s data as the generation `staging`;
         commit it and return its manifest."""
 
+    @abstractmethod
+    def replace(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
+                papers: Sequence[Paper], vectors: NDArray[np.float32]) -> Manifest:
+        """Remove `keys` (all held) and add `papers` (ids new once `keys` are gone; row
+        i of `vectors` is paper i's) as the one generation `staging`; commit it and
+        return its manifest. How a sync changes papers in place."""
+
     def compact(self, staging: Staging, newest: Manifest) -> Manifest | None:
         """Rewrite `newest`'s data in its most compact form as the generation `staging`
         (local files: one segment, removed papers dropped); its manifest, or None when

@@ -3,9 +3,11 @@
 Made from the bundled ICLR 2025 sample, so that a reader who follows a page on any
 machine could make the same files: `papers.jsonl`, `more.csv`, `library.bib` and the
 other exports the pages import, a reading list, query files, and `my-model` (the bundled
-model under a path of its own). Papers are `iclr2025:1` … `iclr2025:38`, titled by the
-first words of their abstract. Written by hand here, not by embedsearch's exporters, so
-that the examples read files the code under test did not make.
+model under a path of its own), and a Zotero library in `home/Zotero` (the reader's
+home is `home`, where Zotero keeps its data by default). Papers are `iclr2025:1` …
+`iclr2025:38`, titled by the first words of their abstract. Written by hand here, not
+by embedsearch's exporters, so that the examples read files the code under test did not
+make.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from embedsearch.bundled import sample_abstracts
 from embedsearch.encoding import resolve_model
+from tests.zotero_library import ZoteroWriter
 
 __all__ = ["INDEXED", "make_world", "world_papers"]
 
@@ -141,4 +144,26 @@ def make_world(folder: Path) -> Path:
         handle.write(texts["my-papers.jsonl"])
     shutil.copytree(resolve_model().path, folder / "my-model", copy_function=os.symlink)
     (folder / "home").mkdir()
+    _zotero(folder / "home" / "Zotero", papers)
     return folder
+
+
+def _zotero(data_dir: Path, papers: list[Record]) -> None:
+    """A Zotero library where Zotero keeps it by default (~/Zotero): papers 1-10 in the
+    collection Thesis (9 and 10 in its sub-collection Thesis/Background), 11-12 outside
+    it, a book without an abstract, a note and an item in the trash."""
+    writer = ZoteroWriter(data_dir)
+    thesis = writer.collection("Thesis")
+    background = writer.collection("Background", thesis)
+    for number, r in enumerate(papers[:12], start=1):
+        writer.item("conferencePaper", fields={
+            "title": r["title"], "abstractNote": r["abstract"], "date": str(r["year"]),
+            "proceedingsTitle": r["venue"]}, creators=[("Ada", "Lovelace")],
+            tags=list(r["keywords"]),
+            collections=[thesis] if number <= 8 else [background] if number <= 10 else [])
+    book, _ = writer.item("book", fields={"title": "Literate programming", "date": "1992"},
+                          creators=[("Donald", "Knuth")], collections=[thesis])
+    writer.item("note", parent=book)
+    trashed, _ = writer.item(fields={"title": "A draft", "abstractNote": "Not yet."})
+    writer.trash(trashed)
+    writer.close()

@@ -95,8 +95,10 @@ def _seed_papers(engine: SearchEngine) -> tuple[list[Paper], np.ndarray]:
     stored vectors in the same order."""
     keys, vectors, papers = contents(engine)
     venues = ("ICLR", "NeurIPS", "ICML")
+    collections = (("Thesis/Methods",), ("Thesis", "Reading"), ())
     dressed = [dataclasses.replace(papers[int(key)], year=2021 + i % 4, venue=venues[i % 3],
-                                   keywords=("even",) if i % 2 == 0 else ("odd", "Prime"))
+                                   keywords=("even",) if i % 2 == 0 else ("odd", "Prime"),
+                                   collections=collections[i % 5 % 3])
                for i, key in enumerate(keys)]
     return dressed, vectors
 
@@ -146,7 +148,10 @@ def test_dense_scores_are_cosines_and_agree_with_exact_search(
     papers, vectors = seed_data
     queries = ["offline preference-based reinforcement learning", "graph neural networks",
                "diffusion models for images", "language model alignment"]
-    encoded = Encoder().encode_queries(queries)
+    # The engine's own encoder: its runtime is the index's (auto may have chosen an int8
+    # one), and a query encoded by another differs in the last digits, enough to swap
+    # two papers of almost equal score.
+    encoded = engine.encoder.encode_queries(queries)
     for query, vector in zip(queries, encoded):
         hits = engine.search(query, k=10, mode="dense")
         scores, rows = exact_search(vectors, np.arange(len(papers)), vector[None, :], 10)
@@ -176,8 +181,10 @@ def test_filters_narrow_the_search_and_still_return_k(
         engine: SearchEngine, seed_data: tuple[list[Paper], np.ndarray]) -> None:
     papers, vectors = seed_data
     cases = [Filters.parse(year="2022-2023"), Filters.parse(venues=["neurips"]),
-             Filters.parse(keywords=["prime"]), Filters.parse(year="2024", venues=["ICLR"])]
-    vector = Encoder().encode_queries(["learning representations"])[0]
+             Filters.parse(keywords=["prime"]), Filters.parse(year="2024", venues=["ICLR"]),
+             Filters.parse(collections=["thesis"]), Filters.parse(collections=["Methods"]),
+             Filters.parse(collections=["Thesis / Methods", "reading"], keywords=["even"])]
+    vector = engine.encoder.encode_queries(["learning representations"])[0]
     for filters in cases:
         passing = [i for i, paper in enumerate(papers) if _admits(filters, paper)]
         for mode in ("dense", "hybrid", "lexical"):
@@ -197,7 +204,20 @@ def _admits(filters: Filters, paper: Paper) -> bool:
     venue_ok = not filters.venues or paper.venue.lower() in {v.lower() for v in filters.venues}
     words = {w.lower() for w in paper.keywords}
     keyword_ok = not filters.keywords or bool(words & {w.lower() for w in filters.keywords})
-    return year_ok and venue_ok and keyword_ok
+    return year_ok and venue_ok and keyword_ok and _in_collections(filters, paper)
+
+
+def _in_collections(filters: Filters, paper: Paper) -> bool:
+    """A collection filter, written out: its parts a run of the parts of a path."""
+    if not filters.collections:
+        return True
+    for wanted in filters.collections:
+        parts = [part.strip().lower() for part in wanted.split("/")]
+        for path in paper.collections:
+            held = path.lower().split("/")
+            if any(held[i:i + len(parts)] == parts for i in range(len(held))):
+                return True
+    return False
 
 
 def test_similar_ranks_by_stored_vectors_and_excludes_examples(
@@ -339,6 +359,9 @@ def test_milvus_errors_are_one_line(tmp_path: Path, cli: Callable[..., CliResult
     assert unreachable.code == 1 and unreachable.err.count("\n") == 1
     assert "127.0.0.1:1" in unreachable.err and not (tmp_path / "a").exists()
     stray = cli("build", *seed_files, "--out", tmp_path / "b", "--collection", "x")
+    assert stray.code != 0 and "--storage-option collection=NAME" in stray.err
+    stray = cli("build", *seed_files, "--out", tmp_path / "b", "--storage-option",
+                "collection=x")
     assert stray.code != 0 and "--storage: local keeps the files" in stray.err
     built = cli("build", *seed_files, "--out", tmp_path / "c", "--milvus", tmp_path / "p.db")
     assert built.code == 0, built.err

@@ -104,23 +104,45 @@ class LocalStorage(Storage):
 
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
                vectors: NDArray[np.float32]) -> Manifest:
-        keys = np.arange(newest.next_key, newest.next_key + len(papers), dtype=np.int64)
-        name = segment_name(staging.generation, 1)
-        lexical = LexicalIndex.build(keys, lexical_texts(papers, newest))
-        record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
-                               _segment_index(newest, len(papers), newest.count + len(papers)))
         self._carry(newest, staging, newest.segments)
-        manifest = dataclasses.replace(newest, segments=[*newest.segments, record],
-                                       next_key=int(keys[-1]) + 1,
-                                       count=newest.count + len(papers))
+        manifest = self._appended(staging, newest, papers, vectors)
         return self._commit(staging, self._merge_as_planned(staging, manifest))
 
     def delete(self, staging: Staging, newest: Manifest,
                keys: NDArray[np.int64]) -> Manifest:
+        manifest = self._deleted(staging, newest, keys)
+        return self._commit(staging, self._merge_as_planned(staging, manifest))
+
+    def replace(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
+                papers: Sequence[Paper], vectors: NDArray[np.float32]) -> Manifest:
+        """One generation without `keys` and with `papers`: readers see the old papers
+        or the new ones, never neither."""
+        manifest = self._deleted(staging, newest, keys)
+        if papers:
+            manifest = self._appended(staging, manifest, papers, vectors)
+        return self._commit(staging, self._merge_as_planned(staging, manifest))
+
+    def _appended(self, staging: Staging, manifest: Manifest, papers: Sequence[Paper],
+                  vectors: NDArray[np.float32]) -> Manifest:
+        """`manifest` with a new segment of `papers`, written into `staging`."""
+        keys = np.arange(manifest.next_key, manifest.next_key + len(papers), dtype=np.int64)
+        name = _next_name(staging)
+        lexical = LexicalIndex.build(keys, lexical_texts(papers, manifest))
+        record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
+                               _segment_index(manifest, len(papers),
+                                              manifest.count + len(papers)))
+        return dataclasses.replace(manifest, segments=[*manifest.segments, record],
+                                   next_key=int(keys[-1]) + 1,
+                                   count=manifest.count + len(papers))
+
+    def _deleted(self, staging: Staging, newest: Manifest,
+                 keys: NDArray[np.int64]) -> Manifest:
+        """`newest` without `keys` (all held): every segment shared with `staging`,
+        those holding some of `keys` with a new deletion file (or dropped if emptied)."""
         folder, records = self.directory.files_dir(newest), []
         for record in newest.segments:
             store = folder / record["name"] / STORE_FILE
-            hits = _read_store(store, lambda s: s.held(keys))
+            hits = _read_store(store, lambda s: s.held(keys)) if len(keys) else keys
             if not len(hits):
                 self._carry(newest, staging, [record])
                 records.append(record)
@@ -133,8 +155,7 @@ class LocalStorage(Storage):
             self.directory.link_files(newest, staging, kept)
             write_deletions(staging.dir / record["name"], deleted)
             records.append({**record, "deleted": len(deleted)})
-        manifest = dataclasses.replace(newest, segments=records, count=newest.count - len(keys))
-        return self._commit(staging, self._merge_as_planned(staging, manifest))
+        return dataclasses.replace(newest, segments=records, count=newest.count - len(keys))
 
     def replace_vectors(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
                         vectors: NDArray[np.float32]) -> Manifest:

@@ -143,33 +143,38 @@ class MilvusStorage(Storage):
 
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
                vectors: NDArray[np.float32]) -> Manifest:
+        return self.replace(staging, newest, np.array([], dtype=np.int64), papers, vectors)
+
+    def delete(self, staging: Staging, newest: Manifest,
+               keys: NDArray[np.int64]) -> Manifest:
+        return self.replace(staging, newest, keys, [], np.zeros((0, 0), dtype=np.float32))
+
+    def replace(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
+                papers: Sequence[Paper], vectors: NDArray[np.float32]) -> Manifest:
+        """Milvus changes the collection in place, so readers may see the removal before
+        the insert; the word counts and count are published once, after both."""
         connection, name = self._checked(newest), physical_name(newest)
-        rows = paper_rows(papers, vectors, newest.text["lexical_fields"])
         words = WordCounts.load(self.directory.files_dir(newest))
+        held = [int(key) for key in keys]
+        if held:
+            removed = [paper_of(row["record"])
+                       for row in connection.rows(name, "key", held, ["key", "record"])]
+            words.remove(lexical_texts(removed, newest))
+        rows = paper_rows(papers, vectors, newest.text["lexical_fields"]) if papers else []
+        words.add(lexical_texts(papers, newest))
+        words.save(staging.dir)  # before the changes: a failure here changes nothing
+        if held:
+            connection.call("delete", name, ids=held)
         inserted: list[int] = []
         try:
             for start in range(0, len(rows), _BATCH):
                 result = connection.call("insert", name, rows[start:start + _BATCH])
                 inserted.extend(int(key) for key in result["ids"])
-            words.add(lexical_texts(papers, newest))
-            words.save(staging.dir)
             return self._publish(staging, newest, connection)
         except BaseException:
             if inserted:  # the published generation must not gain papers it does not count
                 quietly(connection, "delete", name, ids=inserted)
             raise
-
-    def delete(self, staging: Staging, newest: Manifest,
-               keys: NDArray[np.int64]) -> Manifest:
-        connection, name = self._checked(newest), physical_name(newest)
-        held = [int(key) for key in keys]
-        removed = [paper_of(row["record"])
-                   for row in connection.rows(name, "key", held, ["key", "record"])]
-        words = WordCounts.load(self.directory.files_dir(newest))
-        words.remove(lexical_texts(removed, newest))
-        words.save(staging.dir)  # before the delete: a failure here changes nothing
-        connection.call("delete", name, ids=held)
-        return self._publish(staging, newest, connection)
 
     def _publish(self, staging: Staging, newest: Manifest, connection: Connection) -> Manifest:
         """Commit `newest` with the live count, its word counts saved in `staging`."""

@@ -1,0 +1,37 @@
+"""What build, add and sync read: INPUT files and the --zotero library they name."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..errors import InputError
+
+__all__ = ["inputs", "library"]
+
+_SELECTORS = ("collection", "tag", "group")
+
+
+def library(args: argparse.Namespace) -> Any:
+    """The `ZoteroLibrary` --zotero names, or None."""
+    given = {name: getattr(args, name, None) for name in _SELECTORS}
+    if getattr(args, "zotero", None) is None:
+        stray = [f"--{name}" for name, value in given.items() if value is not None]
+        if stray:
+            raise InputError(f"{stray[0]} chooses what to read of a Zotero library: give "
+                             "--zotero [DATA_DIR] too (a Milvus collection is "
+                             "--storage-option collection=NAME)")
+        return None
+    from ..readers import ZoteroLibrary
+
+    return ZoteroLibrary(args.zotero or None, collection=given["collection"],
+                         tag=given["tag"], group=given["group"])
+
+
+def inputs(args: argparse.Namespace) -> list[Any]:
+    """What build and add read: the INPUT files, then the --zotero library."""
+    chosen = library(args)
+    found = list(args.inputs) + ([chosen] if chosen is not None else [])
+    if not found:
+        raise InputError("give the papers to read: INPUT files, or --zotero [DATA_DIR]")
+    return found

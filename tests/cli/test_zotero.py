@@ -1,0 +1,105 @@
+"""A Zotero library from the command line: build and add from it, filter by its
+collections, recommend from a collection, and keep an index in step with `sync`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from embedsearch.readers import read_papers
+from embedsearch.storage.layout import IndexDirectory
+from tests.conftest import SEED_COUNT, CliResult, ids_on_disk
+from tests.zotero_library import ZoteroWriter
+
+
+def _library(folder: Path, seed_files: list[Path]) -> tuple[ZoteroWriter, dict[str, int]]:
+    """Twelve real papers of the seed sample: eight in "Reading", four in its
+    sub-collection "Reading/Graphs" (tagged), and one title-only item."""
+    writer = ZoteroWriter(folder)
+    reading = writer.collection("Reading")
+    graphs = writer.collection("Graphs", reading)
+    items: dict[str, int] = {}
+    for number, paper in enumerate(read_papers(seed_files)[:12]):
+        item, key = writer.item(
+            "conferencePaper", fields={"title": f"Zotero copy: {paper.title}",
+                                       "abstractNote": paper.abstract, "date": "2025",
+                                       "proceedingsTitle": "ICLR 2025"},
+            creators=[("Ada", f"Author{number}")],
+            tags=["graphs"] if number >= 8 else [],
+            collections=[graphs if number >= 8 else reading])
+        items[f"zotero:{key}"] = item
+    writer.item("book", fields={"title": "A book without an abstract"})
+    return writer, items
+
+
+def _generation(index: Path) -> int:
+    return IndexDirectory(index).read_manifest().generation
+
+
+def test_a_library_is_built_synced_and_searched(tmp_path: Path, seed_files: list[Path],
+                                                cli: Callable[..., CliResult]) -> None:
+    writer, items = _library(tmp_path / "Zotero", seed_files)
+    index = tmp_path / "index"
+    built = cli("build", *seed_files, "--zotero", writer.folder, "--out", index, "-q")
+    assert built.code == 0, built.err
+    assert ids_on_disk(index) >= set(items) and len(ids_on_disk(index)) == SEED_COUNT + 12
+    inside = cli("search", "graph neural networks", "--index", index, "-k", "20",
+                 "--collection", "graphs", "--json", "-q").json_lines()
+    assert inside and {hit["id"] for hit in inside} <= set(items)
+    assert all(hit["collections"] == ["Reading/Graphs"] for hit in inside)
+    assert len(cli("search", "learning", "--index", index, "-k", "50", "--collection",
+                   "Reading", "--json", "-q").json_lines()) == 12
+
+    unchanged = cli("sync", "--zotero", writer.folder, "--index", index, "--json", "-q")
+    plan = unchanged.json_lines()[0]
+    assert plan == {"added": [], "updated": [], "removed": [], "unchanged": 12,
+                    "title_only": plan["title_only"], "dry_run": False}
+    assert len(plan["title_only"]) == 1  # the book: reported, not indexed
+    first = _generation(index)
+
+    ids = list(items)
+    writer.set_field(items[ids[0]], "title", "A retitled paper about graphs")
+    writer.set_field(items[ids[1]], "date", "2024")  # metadata only: the same text
+    writer.trash(items[ids[2]])
+    writer.delete(items[ids[3]])
+    _, new_key = writer.item(fields={"title": "A new item", "abstractNote": read_papers(
+        seed_files)[20].abstract})
+    planned = cli("sync", "--zotero", writer.folder, "--index", index, "--dry-run", "-q")
+    assert planned.code == 0, planned.err
+    assert set(planned.out.splitlines()) == {
+        f"would add zotero:{new_key}", f"would update {ids[0]}", f"would update {ids[1]}",
+        f"would remove {ids[2]}", f"would remove {ids[3]}"}
+    assert _generation(index) == first  # a dry run writes nothing
+
+    done = cli("sync", "--zotero", writer.folder, "--index", index, "--json", "-q")
+    report = done.json_lines()[0]
+    assert report["added"] == [f"zotero:{new_key}"] and set(report["removed"]) == {
+        ids[2], ids[3]}
+    assert set(report["updated"]) == {ids[0], ids[1]}
+    assert _generation(index) == first + 1  # every change in one generation
+    held = ids_on_disk(index)
+    assert f"zotero:{new_key}" in held and ids[2] not in held and ids[3] not in held
+    assert len(held) == SEED_COUNT + 12 - 2 + 1  # the seed papers are not the library's
+    shown = cli("show", ids[0], "--index", index, "--json", "-q").json_lines()[0]
+    assert shown["title"] == "A retitled paper about graphs"
+    again = cli("sync", "--zotero", writer.folder, "--index", index, "--json", "-q")
+    assert again.json_lines()[0]["unchanged"] == 11 and _generation(index) == first + 1
+    assert cli("show", ids[1], "--index", index, "--json", "-q").json_lines()[0]["year"] == 2024
+    writer.close()
+
+
+def test_recommendations_from_a_collection(tmp_path: Path, seed_files: list[Path],
+                                           cli: Callable[..., CliResult],
+                                           seed_index: Path) -> None:
+    writer, items = _library(tmp_path / "Zotero", seed_files)
+    spec = f"zotero:{writer.folder}?collection=Graphs"
+    hits = cli("similar", "--from", spec, "--index", seed_index, "-k", "5", "--json",
+               "-q").json_lines()
+    # The collection's four papers are copies of seed papers 8-11: the index holds them
+    # (same abstract, other title), so they are matched and never recommended.
+    assert len(hits) == 5
+    stray = cli("build", *seed_files, "--out", tmp_path / "x", "--collection", "Graphs")
+    assert stray.code != 0 and "give --zotero" in stray.err
+    missing = cli("build", "--out", tmp_path / "y")
+    assert missing.code != 0 and "--zotero" in missing.err
+    writer.close()
