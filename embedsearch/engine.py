@@ -45,7 +45,7 @@ from .retrieval import Request, Retriever, check_k, check_mode, check_query
 from .storage import Storage, Target, View
 from .storage.backup import backup_index
 from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
-from .syncing import SyncReport, SyncSource, plan_sync
+from .syncing import SyncReport, SyncSource, plan_sync, stored_vectors
 
 __all__ = ["SearchEngine"]
 
@@ -558,7 +558,8 @@ class SearchEngine:
         add its new papers, re-write its changed ones, remove those it no longer has.
 
         Papers of other sources are left alone; unchanged ones are not written, and a
-        changed one is encoded again only if its text changed (the embedding cache).
+        changed one is encoded again only if its encoded text changed (otherwise its
+        stored vector is kept).
         Changes are written in one generation, so readers see the index before or
         after, never between; running it again at once changes nothing.
 
@@ -581,15 +582,18 @@ class SearchEngine:
         with self.snapshot() as view:
             stored = {paper.id: paper for paper in view.papers(view.keys()).values()
                       if state.owns(paper.id)}
-        plan = plan_sync(state, stored, allow_title_only=allow_title_only)
+            plan = plan_sync(state, stored, allow_title_only=allow_title_only)
+            kept = stored_vectors(view, plan.update, stored)
         report = plan.report(dry_run=dry_run)
         if dry_run or not report.changed:
             return report
         manifest = self._live.manifest()
         written = plan.add + plan.update
-        vectors = (encode_papers(self.encoder, manifest, written, progress=progress,
-                                 executor=executor) if written
-                   else np.zeros((0, self.encoder.dim), dtype=np.float32))
+        fresh = [paper for paper in written if paper.id not in kept]
+        encoded = iter(encode_papers(self.encoder, manifest, fresh, progress=progress,
+                                     executor=executor) if fresh else [])
+        vectors = np.array([kept[p.id] if p.id in kept else next(encoded) for p in written],
+                           dtype=np.float32).reshape(len(written), self.encoder.dim)
         removed = plan.remove + [paper.id for paper in plan.update]
         self._live.write(replacing(manifest, removed, written, vectors), wait=wait)
         return report

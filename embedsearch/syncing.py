@@ -7,8 +7,9 @@ Comparing the two gives the plan: papers to add, papers changed (removed and add
 the same generation, so a reader never misses them), papers gone. A paper is changed
 when any field differs; one without an abstract matches a stored one that has one
 and is otherwise equal (its abstract came from its PDF), so a sync does not read every
-PDF again. Nothing unchanged is written, and the embedding cache keeps what is written
-with unchanged text from being encoded again.
+PDF again. Nothing unchanged is written, and a changed paper whose encoded text is
+the same (a new tag, a corrected year) keeps its stored vector: only new text is
+encoded.
 """
 
 from __future__ import annotations
@@ -18,9 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .papers import Paper
+import numpy as np
+from numpy.typing import NDArray
 
-__all__ = ["SourceState", "SyncPlan", "SyncReport", "SyncSource", "plan_sync", "same"]
+from .papers import Paper, embedding_text
+from .storage import View
+
+__all__ = ["SourceState", "SyncPlan", "SyncReport", "SyncSource", "plan_sync", "same",
+           "stored_vectors"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +117,18 @@ def plan_sync(source: SourceState, stored: Mapping[str, Paper], *,
                     update=[p for p in written if p.id in stored],
                     remove=gone, unchanged=len(unchanged),
                     title_only=[pid for pid in title_only if pid not in stored])
+
+
+def stored_vectors(view: View, updates: Sequence[Paper], stored: Mapping[str, Paper]
+                   ) -> dict[str, NDArray[np.float32]]:
+    """The stored vector of each of `updates` whose encoded text is what `view` holds
+    for it (its metadata changed, not its text): those need no encoding."""
+    fields = view.manifest.text["fields"]
+    same_text = [paper.id for paper in updates
+                 if embedding_text(paper, fields) == embedding_text(stored[paper.id], fields)]
+    keys = view.keys_of(same_text)
+    held = [paper_id for paper_id in same_text if paper_id in keys]
+    if not held:
+        return {}
+    vectors = view.vectors(np.array([keys[paper_id] for paper_id in held], dtype=np.int64))
+    return dict(zip(held, vectors))

@@ -79,9 +79,12 @@ def _folder_pdfs(folder: Path, format: str | None) -> list[Path]:
 
 def _read(spec: FormatSpec, path: Path, notes: list[dict[str, object]] | None
           ) -> Iterator[Located | Skipped]:
-    """One file's entries; the PDF reader also notes where it found each field."""
+    """One file's entries; the PDF and Zotero readers also note where they found each
+    field (a PDF's)."""
     if spec.read is pdf.read_pdf_file:
         return pdf.read_pdf_file(path, notes)
+    if spec.read is zotero.read_zotero:
+        return ZoteroLibrary(path).read(notes)
     return spec.read(path)
 
 
@@ -189,7 +192,8 @@ def _opened(name: Source, format: str | None, notes: list[dict[str, object]] | N
     """The file (or library database) `name` reads, its format and its entries."""
     library = as_library(name)
     if library is not None:
-        return library.database, format_for(Path("zotero.sqlite"), "zotero"), library.read()
+        return (library.database, format_for(Path("zotero.sqlite"), "zotero"),
+                library.read(notes))
     assert not isinstance(name, ZoteroLibrary)
     path = Path(name)
     spec, entries = _source(path, format, notes)

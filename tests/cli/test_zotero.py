@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
+from embedsearch import SearchEngine
 from embedsearch.readers import read_papers
 from embedsearch.storage.layout import IndexDirectory
 from tests.conftest import SEED_COUNT, CliResult, ids_on_disk
@@ -30,6 +33,12 @@ def _library(folder: Path, seed_files: list[Path]) -> tuple[ZoteroWriter, dict[s
         items[f"zotero:{key}"] = item
     writer.item("book", fields={"title": "A book without an abstract"})
     return writer, items
+
+
+def _vectors(index: Path, ids: list[str]) -> np.ndarray:
+    with SearchEngine.open(index) as engine, engine.snapshot() as view:
+        keys = view.keys_of(ids)
+        return view.vectors(np.array([keys[paper_id] for paper_id in ids], dtype=np.int64))
 
 
 def _generation(index: Path) -> int:
@@ -71,11 +80,15 @@ def test_a_library_is_built_synced_and_searched(tmp_path: Path, seed_files: list
         f"would remove {ids[2]}", f"would remove {ids[3]}"}
     assert _generation(index) == first  # a dry run writes nothing
 
+    before = _vectors(index, ids[:2])
     done = cli("sync", "--zotero", writer.folder, "--index", index, "--json", "-q")
     report = done.json_lines()[0]
     assert report["added"] == [f"zotero:{new_key}"] and set(report["removed"]) == {
         ids[2], ids[3]}
     assert set(report["updated"]) == {ids[0], ids[1]}
+    after = _vectors(index, ids[:2])
+    assert np.array_equal(after[1], before[1])  # the year changed, not the text: kept
+    assert not np.allclose(after[0], before[0])  # a new title: encoded again
     assert _generation(index) == first + 1  # every change in one generation
     held = ids_on_disk(index)
     assert f"zotero:{new_key}" in held and ids[2] not in held and ids[3] not in held

@@ -193,3 +193,31 @@ def test_the_default_library_is_where_zotero_says(zotero: ZoteroWriter, tmp_path
     assert [p.title for p in read_papers(["zotero:"])] == ["Mine"]
     # The database file itself is an input too, read as its library.
     assert [p.title for p in read_papers([zotero.database])] == ["Mine"]
+
+
+def test_an_item_without_an_abstract_takes_its_pdfs(zotero: ZoteroWriter,
+                                                    tmp_path: Path) -> None:
+    from tests.readers.test_pdf import ABSTRACT as PDF_ABSTRACT
+    from tests.readers.test_pdf import one_column
+
+    pdf = one_column(tmp_path / "paper.pdf").read_bytes()
+    stored, stored_key = zotero.item(fields={"title": "Stored in storage/"})
+    zotero.pdf(stored, pdf)
+    (tmp_path / "papers").mkdir()
+    linked, linked_key = zotero.item(fields={"title": "Linked where I keep it"})
+    zotero.pdf(linked, pdf, linked=tmp_path / "papers" / "linked.pdf")
+    broken, broken_key = zotero.item(fields={"title": "A broken PDF"})
+    zotero.pdf(broken, b"%PDF-1.7 not really")
+    found = read_bibliography([ZoteroLibrary(zotero.folder)], title_only=True)
+    papers = {paper.id: paper for paper in found.papers}
+    start = " ".join(PDF_ABSTRACT.split())[:80]
+    assert papers[f"zotero:{stored_key}"].abstract.startswith(start)
+    assert papers[f"zotero:{linked_key}"].abstract.startswith(start)
+    assert papers[f"zotero:{broken_key}"].title_only  # its PDF gave nothing: title only
+    assert papers[f"zotero:{stored_key}"].title == "Stored in storage/"  # Zotero's wins
+    noted = {str(note["entry"]): str(note["reason"]) for note in found.notes}
+    assert set(noted) == {f"zotero:{stored_key}", f"zotero:{linked_key}"}
+    assert "abstract: block after the Abstract heading" in noted[f"zotero:{stored_key}"]
+    unread = read_papers([ZoteroLibrary(zotero.folder, pdf_abstracts=False)],
+                         title_only=True)
+    assert all(paper.title_only for paper in unread)

@@ -22,6 +22,7 @@ from ...errors import InputError
 from ...papers import Paper
 from ...syncing import SourceState
 from ..base import Located, Skipped, register_format
+from ..pdf import PdfExtraction, extract_pdf, report_note
 from ..records import paper_from_record
 from .items import Selection, ZoteroItem, id_prefix, select_items
 from .location import DATABASE, data_directory, preference, profile_prefs
@@ -149,20 +150,27 @@ class ZoteroLibrary:
 
         return SourceState(papers, owns, complete)
 
-    def read(self) -> Iterator[Located | Skipped]:
-        """Every chosen item as a paper (title-only without an abstract), or `Skipped`."""
+    def read(self, notes: list[dict[str, object]] | None = None
+             ) -> Iterator[Located | Skipped]:
+        """Every chosen item as a paper (title-only without an abstract), or `Skipped`;
+        an abstract taken from a PDF is noted in `notes` (the report) with its source."""
         reading = self.snapshot()
         yield from reading.passed
         for item in reading.items:
-            yield item_paper(reading.database, item, pdfs=self.pdf_abstracts)
+            yield item_paper(reading.database, item, pdfs=self.pdf_abstracts, notes=notes)
 
 
-def item_paper(database: Path, item: ZoteroItem, *, pdfs: bool = True) -> Located | Skipped:
+def item_paper(database: Path, item: ZoteroItem, *, pdfs: bool = True,
+               notes: list[dict[str, object]] | None = None) -> Located | Skipped:
     """`item` as a paper and where it is; `Skipped` if it has neither title nor
-    abstract. Without an abstract, one from its PDF when `pdfs` and it gives one."""
+    abstract. Without an abstract, one from its PDF when `pdfs` and it gives one (and
+    a note of where it was found, in `notes`)."""
     record = item.record
-    if not record["abstract"] and pdfs and item.pdfs:
-        record = {**record, "abstract": pdf_abstract(item.pdfs)}
+    found = pdf_abstract(item.pdfs) if not record["abstract"] and pdfs and item.pdfs else None
+    if found is not None:
+        record = {**record, "abstract": found.abstract}
+        if notes is not None:
+            notes.append(report_note(found, str(record["id"])))
     label = f"{item.key} “{str(record['title'])[:60]}”" if record["title"] else item.key
     if not record["abstract"] and not record["title"]:
         return Skipped(database, None, label, "no abstract and no title")
@@ -174,15 +182,13 @@ def item_paper(database: Path, item: ZoteroItem, *, pdfs: bool = True) -> Locate
     return paper, f"{database}: item {item.key}"
 
 
-def pdf_abstract(paths: tuple[Path, ...]) -> str:
-    """The abstract the first of `paths` that gives one holds, or ''."""
-    from ..pdf import extract_pdf
-
+def pdf_abstract(paths: tuple[Path, ...]) -> PdfExtraction | None:
+    """What the first of `paths` that gives an abstract holds, or None."""
     for path in paths:
         found = extract_pdf(path)
         if found.abstract:
-            return found.abstract
-    return ""
+            return found
+    return None
 
 
 def _base_directory() -> Path | None:
