@@ -46,6 +46,8 @@ def _library(writer: ZoteroWriter) -> dict[str, object]:
                             "archiveID": "arXiv:2401.01234", "date": "2024-01-02"},
         tags=["graphs"])
     writer.item("note", parent=article)
+    writer.item("annotation")
+    writer.pdf(article, b"%PDF-1.7 an attachment")
     _, trashed_key = writer.item("journalArticle", fields={"title": "Thrown away",
                                                            "abstractNote": ABSTRACT})
     writer.trash(writer.db.execute("SELECT itemID FROM items WHERE key = ?",
@@ -90,7 +92,8 @@ def test_every_item_is_accounted_for(zotero: ZoteroWriter, tmp_path: Path) -> No
     assert papers | set(report) == library and not papers & set(report)
     assert report[keys["trashed"]] == "in the trash"
     assert report[keys["preprint"]] == "no abstract (title only)"
-    assert sorted(report.values()).count("a note, not a paper") == 1
+    for reason in ("a note", "an annotation", "an attachment"):
+        assert list(report.values()).count(f"{reason}, not a paper") == 1
     assert "no abstract and no title" in report.values()
 
 

@@ -272,3 +272,19 @@ def test_the_map_follows_writes_and_is_never_stale(seed_copy: Path) -> None:
         fresh = client.get("/map").json()
         assert fresh["status"] == "ready" and NEW_PAPER["id"] in fresh["ids"]
     engine.close()
+
+
+def test_collections_are_kept_and_filter_with_sub_collections(
+        writable: tuple[TestClient, SearchEngine]) -> None:
+    client, _ = writable
+    paper = {**NEW_PAPER, "collections": ["Lab/Quantum"]}
+    assert client.post("/papers", json={"papers": [paper]}).json()["added"] == 1
+    for name in ("quantum", "Lab", "lab/quantum"):
+        body = client.get("/search", params={"q": "surface codes", "collection": name}).json()
+        assert [hit["id"] for hit in body["hits"]] == ["new:qec"], name
+        assert body["hits"][0]["collections"] == ["Lab/Quantum"]
+        assert body["filters"]["collections"] == [name]
+    assert client.get("/search", params={"q": "surface codes",
+                                         "collection": "Quantum/Lab"}).json()["hits"] == []
+    assert client.get(f"/papers/{LORVP}").json()["collections"] == []
+    error(client.get("/search", params={"q": "x", "collection": " "}), 422, "collection")

@@ -1,6 +1,6 @@
 """The page as a researcher's workbench, in headless Chromium (Debian's): the reading list
 (star, dismiss, Library, Recommended, named lists, import and export), typeset math and
-emphasis, abstracts that cannot inject markup, and the year/venue facets."""
+emphasis, abstracts that cannot inject markup, and the year/venue/collection facets."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ pytestmark = [
 # Papers beside the 38 ICLR 2025 seeds: other venues and years for the facets, LaTeX and
 # emphasis to typeset, and an abstract that tries to inject markup.
 EXTRA = [
-    {"id": "test:latex", "venue": "NeurIPS", "year": 2023,
+    {"id": "test:latex", "venue": "NeurIPS", "year": 2023, "collections": ["Thesis/Methods"],
      "title": r"Visual prompts in $\mathcal{O}(n \log n)$ time",
      "abstract": r"We learn **low-rank** visual prompts whose cost grows as $O(n \log n)$ "
                  r"in the number of patches $n$, and *prove* the bound $$\sum_{i=1}^{n} "
@@ -40,7 +40,7 @@ EXTRA = [
      "title": "Prompting <img src=x onerror=window.__pwned=1> visual models",
      "abstract": "Visual prompting adapts image models. <img src=x onerror=\"window.__pwned=1\">"
                  "<script>window.__pwned=2</script><b>bold?</b> Prompts are padded pixels."},
-    {"id": "test:neurips2024", "venue": "NeurIPS", "year": 2024,
+    {"id": "test:neurips2024", "venue": "NeurIPS", "year": 2024, "collections": ["Thesis"],
      "title": "Visual prompting with learned pixel patches",
      "abstract": "Visual prompting learns pixel patches added to images so that a frozen "
                  "pre-trained model solves a new task with few trainable parameters."},
@@ -296,7 +296,7 @@ def bar_point(page: Any, field: str, name: str) -> tuple[float, float]:
         const box = document.getElementById('facet-' + field);
         const chart = echarts.getInstanceByDom(box);
         const option = chart.getOption();
-        const horizontal = field === 'venue';
+        const horizontal = field !== 'year';
         const names = (horizontal ? option.yAxis : option.xAxis)[0].data;
         const i = names.indexOf(name);
         const count = option.series[0].data[i];
@@ -311,7 +311,7 @@ def facet_counts(page: Any, field: str) -> dict[str, int]:
     return dict(page.evaluate("""(field) => {
         const option = echarts.getInstanceByDom(document.getElementById('facet-' + field))
             .getOption();
-        const names = (field === 'venue' ? option.yAxis : option.xAxis)[0].data;
+        const names = (field !== 'year' ? option.yAxis : option.xAxis)[0].data;
         return names.map((n, i) => [n, option.series[0].data[i]]);
     }""", field))
 
@@ -346,3 +346,14 @@ def test_facets_count_the_results_and_a_click_filters(page: Any) -> None:
     search(page, QUERY)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     shot(page, "phone")
+
+
+def test_the_collection_facet_filters_with_sub_collections(page: Any) -> None:
+    search(page, QUERY)
+    page.wait_for_selector("#facet-collection canvas")
+    assert facet_counts(page, "collection") == {"Thesis": 1, "Thesis/Methods": 1}
+    page.mouse.click(*bar_point(page, "collection", "Thesis"))
+    page.wait_for_url(re.compile("collection=Thesis"))
+    wait_status(page, "2 papers closest")  # Thesis and its sub-collection Methods
+    assert sorted(result_ids(page)) == ["test:latex", "test:neurips2024"]
+    assert page.input_value("#collection") == "Thesis"

@@ -57,7 +57,7 @@
   }
 
   // -- the search form <-> the route's parameters ----------------------------------------
-  const LIST_FIELDS = ["venue", "keyword"];
+  const LIST_FIELDS = ["venue", "keyword", "collection"];
 
   function formParams() {
     const params = new URLSearchParams();
@@ -80,7 +80,7 @@
     for (const name of LIST_FIELDS) $(`#${name}`).value = params.getAll(name).join(", ");
     if (params.get("k")) $("#k").value = params.get("k");
     $("#mode").value = params.get("mode") || "hybrid";
-    if (params.get("year") || params.getAll("venue").length || params.getAll("keyword").length) {
+    if (params.get("year") || LIST_FIELDS.some((name) => params.getAll(name).length)) {
       $("#filters").open = true;
     }
   }
@@ -88,7 +88,7 @@
   function searchParams(params) {
     // Only what GET /search takes, from a route's parameters.
     const out = new URLSearchParams();
-    for (const name of ["q", "k", "mode", "year", "venue", "keyword"]) {
+    for (const name of ["q", "k", "mode", "year", "venue", "keyword", "collection"]) {
       for (const value of params.getAll(name)) out.append(name, value);
     }
     return out;

@@ -1,5 +1,6 @@
-// Facets beside the results: how the shown results spread over years and venues, as
-// small ECharts bar charts; clicking a bar applies that year or venue as a filter.
+// Facets beside the results: how the shown results spread over years, venues and (for
+// papers from a reference manager) collections, as small ECharts bar charts; clicking a
+// bar applies that year, venue or collection as a filter.
 "use strict";
 
 (() => {
@@ -18,6 +19,17 @@
     }
     return [...tally.entries()];
   }
+
+  // Like counts, for a field holding a list (a paper is in several collections).
+  function listCounts(hits, field) {
+    const tally = new Map();
+    for (const hit of hits) {
+      for (const value of hit[field] || []) tally.set(value, (tally.get(value) || 0) + 1);
+    }
+    return [...tally.entries()];
+  }
+
+  const byCount = (a, b) => b[1] - a[1] || a[0].localeCompare(b[0]);
 
   function barOption(entries, horizontal) {
     const names = entries.map(([name]) => name);
@@ -49,29 +61,33 @@
     const clear = active && el("button", { type: "button", class: "facet-clear",
       onclick: () => apply({ [field]: null }) }, `any ${field}`);
     const rows = Math.max(entries.length, 1);
-    box.style.height = field === "venue" ? `${Math.min(rows, TOP_VENUES) * 22 + 14}px` : "110px";
+    box.style.height = field === "year" ? "110px" : `${Math.min(rows, TOP_VENUES) * 22 + 14}px`;
     return [el("section", { class: "facet", "aria-label": title },
       el("h2", {}, title, active ? ` · ${active}` : "", clear || ""), box), box];
   }
 
-  // The facets of `hits` under the route's filters; `apply({year|venue: value or null})`
+  // The facets of `hits` under the route's filters; `apply({field: value or null})`
   // re-runs the search with that filter. Returns the aside and a function that draws the
   // charts once it is in the page (ECharts needs its boxes laid out).
   function facets(hits, params, apply) {
     dispose();
     if (!hits.length || !window.echarts) return [null, () => {}];
     const years = counts(hits, "year").sort(([a], [b]) => a.localeCompare(b));
-    const venues = counts(hits, "venue").sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .slice(0, TOP_VENUES);
-    const [yearSection, yearBox] = facetBox("Year", "year", years, params.get("year"), apply);
-    const [venueSection, venueBox] = facetBox("Venue", "venue", venues,
-      params.getAll("venue").join(", "), apply);
+    const venues = counts(hits, "venue").sort(byCount).slice(0, TOP_VENUES);
+    const collections = listCounts(hits, "collections").sort(byCount).slice(0, TOP_VENUES);
+    const shown = [["Year", "year", years, params.get("year")],
+      ["Venue", "venue", venues, params.getAll("venue").join(", ")],
+      ["Collection", "collection", collections, params.getAll("collection").join(", ")]]
+      .filter(([, field, entries]) => field !== "collection" || entries.length);
+    const boxes = shown.map(([title, field, entries, active]) =>
+      [...facetBox(title, field, entries, active, apply), entries, field]);
     const aside = el("aside", { class: "facets", "aria-label": `Facets of these ${hits.length} results` },
-      el("p", { class: "facet-note" }, `In these ${hits.length} results:`), yearSection, venueSection);
+      el("p", { class: "facet-note" }, `In these ${hits.length} results:`),
+      ...boxes.map(([section]) => section));
     const draw = () => {
-      for (const [box, entries, field] of [[yearBox, years, "year"], [venueBox, venues, "venue"]]) {
+      for (const [, box, entries, field] of boxes) {
         const chart = window.echarts.init(box, null, { renderer: "canvas" });
-        chart.setOption(barOption(entries, field === "venue"));
+        chart.setOption(barOption(entries, field !== "year"));
         chart.on("click", (p) => apply({ [field]: p.name }));
         charts.push(chart);
       }
