@@ -35,6 +35,7 @@ from embedsearch import (
 )
 from embedsearch.encoding import Encoder
 from embedsearch.storage.exact import exact_search
+from embedsearch.syncing import SourceState
 from tests.conftest import (
     DEV_QUERIES,
     CliResult,
@@ -284,6 +285,37 @@ def test_add_remove_and_reopen(fresh: SearchEngine) -> None:
                            capture_output=True, text=True, check=True)
     ids = [json.loads(line)["id"] for line in found.stdout.splitlines()]
     assert len(ids) == 3 and LORVP not in ids
+
+
+@dataclasses.dataclass
+class _Source:
+    """A source that owns the papers whose ids start with "src:" (as a Zotero library
+    owns zotero:KEY), holding `papers` now."""
+
+    papers: list[Paper]
+
+    def sync_state(self) -> SourceState:
+        return SourceState(list(self.papers), lambda paper_id: paper_id.startswith("src:"))
+
+
+def test_a_sync_adds_rewrites_and_removes_in_one_write(fresh: SearchEngine) -> None:
+    xen = Paper(id="src:xen", title="Xenobots", year=2025, venue="Nature",
+                abstract="Xenobots are reconfigurable organisms assembled from frog cells.")
+    old = Paper(id="src:old", title="Old", abstract="Tardigrades survive in outer space.")
+    assert sorted(fresh.sync(_Source([xen, old])).added) == ["src:old", "src:xen"]
+    assert len(fresh) == 40 and fresh.sync(_Source([xen, old])).changed is False
+    moved = dataclasses.replace(xen, year=2026, keywords=("biology",))  # metadata only
+    new = Paper(id="src:new", title="New", abstract="Axolotls regrow lost limbs.")
+    report = fresh.sync(_Source([moved, new]))
+    assert (report.added, report.updated, report.removed) == (["src:new"], ["src:xen"],
+                                                               ["src:old"])
+    assert len(fresh) == 40 and LORVP in fresh and "src:old" not in fresh
+    assert fresh.get("src:xen").year == 2026
+    hits = fresh.search("frog cells organisms", k=1, filters=Filters.parse(
+        keywords=["biology"]))
+    assert [hit.paper.id for hit in hits] == ["src:xen"]
+    assert fresh.search("axolotl limbs", k=1, mode="lexical")[0].paper.id == "src:new"
+    assert fresh.search("tardigrades", k=3, mode="lexical") == []
 
 
 def test_a_second_build_is_refused_unless_overwrite(
