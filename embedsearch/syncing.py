@@ -68,9 +68,10 @@ class SyncReport:
 
     def summary(self) -> str:
         """One line: "added 3, updated 1, removed 2, unchanged 812"."""
-        verb = "would add" if self.dry_run else "added"
-        line = (f"{verb} {len(self.added)}, updated {len(self.updated)}, removed "
-                f"{len(self.removed)}, unchanged {self.unchanged}")
+        verbs = ("would add", "update", "remove") if self.dry_run else \
+            ("added", "updated", "removed")
+        line = (f"{verbs[0]} {len(self.added)}, {verbs[1]} {len(self.updated)}, "
+                f"{verbs[2]} {len(self.removed)}, unchanged {self.unchanged}")
         if self.title_only:
             line += (f"; {len(self.title_only)} without an abstract left out "
                      "(--allow-title-only indexes them on their titles)")

@@ -178,12 +178,15 @@ def _finish_file(path: Path, spec: FormatSpec, kept: int, skipped: list[Skipped]
 
 def _title_only(path: Path, paper: Paper, place: str) -> Skipped:
     """A title-only paper left out, named as the user finds it: "key (line 24)", or by
-    its title where the file gave no id (a RIS entry without ID)."""
+    its title where the file gave no id (a RIS entry without ID) or where the place
+    names it ("item KEY")."""
     position = place[len(str(path)):].lstrip(":/\\").strip()  # "24" or "record 3"
     line = int(position) if position.isdigit() else None
     shown = f"line {position}" if line is not None else position
     derived = re.fullmatch(rf"{re.escape(source_name(path))}:\d+", paper.id) is not None
-    name = f"“{paper.title[:60]}”" if derived else paper.id
+    # A place that names the entry already ("item KEY" of a Zotero library) adds its title.
+    named = position.startswith("item ")
+    name = f"“{paper.title[:60]}”" if derived or named else paper.id
     return Skipped(path, line, f"{name} ({shown})", _NO_ABSTRACT)
 
 
