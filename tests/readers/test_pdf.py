@@ -403,7 +403,7 @@ def _right(found: PdfExtraction, expected: dict[str, str]) -> list[str]:
 def test_real_papers() -> None:
     files = {name: folder / name for folder in (SHARED_REAL, REAL) for name in EXPECTED
              if (folder / name).is_file()}
-    assert len(files) >= 4, "tests/data/pdfs/real holds four of the ten"
+    assert len(files) >= 10, "tests/data/pdfs/real holds ten of the sixteen"
     wrong = {name: problems for name, path in sorted(files.items())
              if (problems := _right(extract_pdf(path), EXPECTED[name]))}
     right = len(files) - len(wrong)
