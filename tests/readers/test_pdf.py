@@ -21,6 +21,7 @@ import pytest
 from reportlab.lib.pagesizes import letter
 from reportlab.lib.pdfencrypt import StandardEncryption
 from reportlab.lib.utils import ImageReader, simpleSplit
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
 from embedsearch import InputError, read_papers
@@ -49,8 +50,10 @@ class Page:
     """A reportlab canvas written top down, a line at a time."""
 
     def __init__(self, path: Path, *, title: str | None = None, author: str | None = None,
-                 encrypt: StandardEncryption | None = None) -> None:
+                 encrypt: StandardEncryption | None = None, unit_size: bool = False) -> None:
         self.canvas = Canvas(str(path), pagesize=letter, encrypt=encrypt)
+        # As some producers do: every font set at size 1, scaled by the text matrix.
+        self.unit_size = unit_size
         if title is not None:
             self.canvas.setTitle(title)
         if author is not None:
@@ -59,10 +62,16 @@ class Page:
 
     def line(self, text: str, font: str = "Times-Roman", size: float = 10,
              x: float = 72, centred: bool = False) -> None:
-        self.canvas.setFont(font, size)
         if centred:
-            self.canvas.drawCentredString(WIDTH / 2, self.y, text)
+            x = (WIDTH - stringWidth(text, font, size)) / 2
+        if self.unit_size:
+            drawn = self.canvas.beginText()
+            drawn.setTextTransform(size, 0, 0, size, x, self.y)
+            drawn.setFont(font, 1)
+            drawn.textOut(text)
+            self.canvas.drawText(drawn)
         else:
+            self.canvas.setFont(font, size)
             self.canvas.drawString(x, self.y, text)
         self.y -= size * 1.25
 
@@ -78,10 +87,10 @@ class Page:
 
 
 def one_column(path: Path, *, title: str | None = None, heading: str | None = "Abstract",
-               author: str | None = None) -> Path:
+               author: str | None = None, unit_size: bool = False) -> Path:
     """A paper in one column: title, authors, an affiliation, the Abstract, keywords, a
     numbered section. `title` goes to the metadata (reportlab writes "untitled" else)."""
-    page = Page(path, title=title, author=author)
+    page = Page(path, title=title, author=author, unit_size=unit_size)
     page.line(TITLE, "Times-Bold", 17, centred=True)
     page.y -= 6
     page.line(" and ".join(AUTHORS), "Times-Roman", 12, centred=True)
@@ -94,6 +103,24 @@ def one_column(path: Path, *, title: str | None = None, heading: str | None = "A
         page.y -= 10
     page.line("1 Introduction", "Times-Bold", 12)
     page.paragraph(ABSTRACT if heading is None else BODY)
+    page.paragraph(BODY)
+    page.save()
+    return path
+
+
+def plain_front(path: Path, *, title_font: str = "Times-Bold", title_size: float = 17,
+                abstract_font: str = "Times-Bold", abstract_size: float = 8.5) -> Path:
+    """A paper with no Abstract heading (pinp, JPSJ, R News): the title, the authors,
+    then an abstract paragraph in its own size and weight, and "1 Introduction"."""
+    page = Page(path)
+    page.line(TITLE.upper() if title_size <= 10 else TITLE, title_font, title_size,
+              centred=True)
+    page.y -= 6
+    page.line(" and ".join(AUTHORS), "Times-Roman", 9, centred=True)
+    page.y -= 12
+    page.paragraph(ABSTRACT, abstract_font, abstract_size)
+    page.line("1 Introduction", "Times-Bold", 12)
+    page.paragraph(BODY)
     page.paragraph(BODY)
     page.save()
     return path
@@ -181,6 +208,29 @@ def test_no_abstract_heading_takes_the_first_paragraph(tmp_path: Path) -> None:
     found = extract_pdf(one_column(tmp_path / "p.pdf", heading=None))
     assert found.abstract == ABSTRACT
     assert found.abstract_source == "first paragraph on page 1 (no Abstract heading)"
+
+
+def test_font_sizes_set_in_the_text_matrix(tmp_path: Path) -> None:
+    found = extract_pdf(one_column(tmp_path / "p.pdf", unit_size=True))
+    assert (found.title, found.title_source) == (TITLE, "large-font lines on page 1")
+    assert (found.abstract, found.authors) == (ABSTRACT, AUTHORS)
+
+
+def test_an_abstract_with_no_heading_set_apart_before_the_first_section(
+        tmp_path: Path) -> None:
+    found = extract_pdf(plain_front(tmp_path / "p.pdf"))
+    assert found.title == TITLE
+    assert (found.abstract, found.abstract_source) == (
+        ABSTRACT, "paragraph before the first section (no Abstract heading)")
+
+
+def test_a_title_in_capitals_at_the_bodys_size(tmp_path: Path) -> None:
+    found = extract_pdf(plain_front(tmp_path / "p.pdf", title_font="Times-Roman",
+                                    title_size=10, abstract_font="Times-Roman",
+                                    abstract_size=10))
+    assert (found.title, found.title_source) == (TITLE.upper(),
+                                                 "first set-apart lines on page 1")
+    assert found.abstract == ABSTRACT
 
 
 def test_summary_heading(tmp_path: Path) -> None:

@@ -59,10 +59,12 @@ _LOCK = threading.Lock()
 class PdfExtraction:
     """What the first pages of one PDF gave, and where each field came from.
 
-    Sources say where a field was found: `title_source` "metadata" or "large-font
-    lines on page 1"; `abstract_source` "block after the Abstract heading", "text run
-    in after “Abstract” on its line", "block after the Summary heading" or "first long
-    paragraph on page N (no Abstract heading)"; `authors_source` "metadata" or "lines
+    Sources say where a field was found: `title_source` "metadata", "large-font
+    lines on page 1" or "first set-apart lines on page 1" (capitals, or only a little
+    larger); `abstract_source` "block after the Abstract heading", "text run in after
+    “Abstract” on its line", "block after the Summary heading", "paragraph before the
+    first section (no Abstract heading)" or "first paragraph on page N (no Abstract
+    heading)"; `authors_source` "metadata" or "lines
     between the title and the abstract". A field not found is "" (authors `()`) with
     source "". `skipped` is why nothing could be read ("encrypted: ...", "no text
     layer: ...", "damaged: ..."), "" when the file was read.

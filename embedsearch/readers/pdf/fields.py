@@ -5,9 +5,11 @@ near the top of page 1 (when the file's metadata does not name it), the authors 
 it, and the abstract is the block after an "Abstract" heading, or run in after
 "Abstract." / "Abstract—" (LNCS, IEEE), ending at the first section heading, the
 keywords or the index terms. A paper with no such heading (a JOSS paper has a
-"Summary"; a short report starts with its introduction) gets the block after a Summary
-heading, else its first long paragraph, and says so: every field carries where it came
-from, so that a user can judge it (`--report`).
+"Summary"; pinp and JPSJ set the abstract apart without one; a short report starts with
+its introduction) gets the block after a Summary heading, else the paragraph of prose
+before its first section, else its first long paragraph. A title set no larger than
+the body is the first line set apart (in capitals, or a little larger) before the
+abstract. Every field says where it came from, so that a user can judge it (`--report`).
 """
 
 from __future__ import annotations
@@ -23,11 +25,18 @@ __all__ = ["Found", "abstract_of", "authors_of", "join_lines", "title_of"]
 
 _TITLE_MIN_GROWTH = 1.15  # a title is set at least this much larger than the body
 _TITLE_MAX_LINES = 5
+# Without a clearly larger line, a title may be set only a little larger than the body
+# (JPSJ: 12 pt over 10.9), or in capitals at the body's size (R News).
+_TITLE_MIN_LEAD = 1.05
+_TITLE_CAPITALS = 0.8
+_TITLE_SEARCH_LINES = 15
 _TITLE_MAX_CHARS = 300
 _ABSTRACT_MIN_WORDS = 15
 _ABSTRACT_MAX_CHARS = 6000
 _PARAGRAPH_MIN_WORDS = 40
 _PROSE_MIN_WORDS = 15
+_PROSE_LOWER_SHARE = 0.5
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _AUTHOR_REGION_LINES = 30
 
 _ABSTRACT = re.compile(r"^\W*a\s?b\s?s\s?t\s?r\s?a\s?c\s?t\W*$", re.IGNORECASE)
@@ -47,6 +56,11 @@ _FOLLOWERS = re.compile(
     r"|general terms|categories and subject descriptors)\b"
     r"|(?:subjects?|msc|jel|pacs|highlights|received|accepted|published|citation)\s*[:—]"
     r"|copyright\s*(?:©|\(c\)|\d)|©)", re.IGNORECASE)
+# PNAS-style keywords after an abstract with no heading ("R | C++ | Rcpp"); not one of
+# the _FOLLOWERS, as authors too may be listed between bars.
+_BARRED_KEYWORDS = re.compile(r"^[^|]{1,40}(?:\s\|\s[^|]{1,40}){2,}$")
+_OPENING_SECTION = re.compile(r"^(?:introduction|background|motivation|overview)\W*$",
+                              re.IGNORECASE)
 _TRAILING_MARKS = re.compile(r"[\s*∗†‡§¶⋆]+$")
 _FILE_NAME = re.compile(r"\.(?:pdf|docx?|rtf|odt|tex|dvi|ps|indd|pages|qxd)$", re.IGNORECASE)
 _NOT_TITLES = re.compile(
@@ -119,7 +133,9 @@ def _metadata_title(title: str, page_text: set[str]) -> bool:
 def _title_lines(lines: Sequence[Line]) -> list[Line]:
     """The first run of page 1's largest lines, when they are larger than its body."""
     body = _body_size(lines)
-    sized = [line for line in lines if len(_WORD.findall(line.text)) >= 1]
+    # A section heading ("1 Introduction") is never the title, however large.
+    sized = [line for line in lines if len(_WORD.findall(line.text)) >= 1
+             and not _section(line)]
     if not sized:
         return []
     largest = max(line.size for line in sized)
@@ -127,7 +143,7 @@ def _title_lines(lines: Sequence[Line]) -> list[Line]:
         return []
     run: list[Line] = []
     for line in lines:
-        if abs(line.size - largest) <= 0.5 and line.text.strip():
+        if abs(line.size - largest) <= 0.5 and line.text.strip() and not _section(line):
             if run and run[-1].bottom - line.top > 2.5 * largest:
                 break
             run.append(line)
@@ -138,16 +154,48 @@ def _title_lines(lines: Sequence[Line]) -> list[Line]:
     return run
 
 
+def _capitals(line: Line) -> bool:
+    """Whether `line` is set in capitals: a title in small caps or upper case."""
+    letters = [char for char in line.plain if char.isalpha()]
+    return len(letters) >= 10 and sum(char.isupper() for char in letters) >= \
+        _TITLE_CAPITALS * len(letters)
+
+
+def _set_apart_lines(lines: Sequence[Line]) -> list[Line]:
+    """With no line clearly larger than the body, the first line of the front matter
+    (before the abstract or the first section) that is still set apart: a little
+    larger than the body, or in capitals at the body's size or more (R News, AMS-style
+    titles), with the lines after it in the same size."""
+    body = _body_size(lines)
+    run: list[Line] = []
+    for line in lines[:_TITLE_SEARCH_LINES]:
+        if _front_matter_ends(line):
+            break
+        if run:
+            if abs(line.size - run[0].size) > 0.5 or run[-1].bottom - line.top > 2.5 * line.size:
+                break
+            run.append(line)
+            if len(run) == _TITLE_MAX_LINES:
+                break
+        elif len(_WORD.findall(line.text)) >= 2 and (
+                line.size >= body * _TITLE_MIN_LEAD
+                or (line.size >= body - 0.6 and _capitals(line))):
+            run.append(line)
+    return run
+
+
 def title_of(lines: Sequence[Line], metadata: str) -> tuple[Found | None, int]:
     """The title, and the index in `lines` (page 1) where the text after it starts."""
-    run = _title_lines(lines)
+    run, source = _title_lines(lines), "large-font lines on page 1"
+    if not run:
+        run, source = _set_apart_lines(lines), "first set-apart lines on page 1"
     after = lines.index(run[-1]) + 1 if run else 0
     page_words = _tokens(" ".join(line.text for line in lines))
     if _metadata_title(metadata, page_words):
         return Found(" ".join(metadata.split()), "metadata"), after
     text = _TRAILING_MARKS.sub("", join_lines(run))
     if run and 3 <= len(text) <= _TITLE_MAX_CHARS:
-        return Found(text, "large-font lines on page 1"), after
+        return Found(text, source), after
     return None, after
 
 
@@ -227,7 +275,9 @@ def abstract_of(pages: Sequence[Sequence[Line]], after_title: int, fallback: boo
         found = _after_heading(lines, _SUMMARY, "Summary")
     if found is not None or not fallback:
         return found
-    return _first_paragraph(pages, after_title)
+    if pages:
+        found = _front_paragraph(pages[0], after_title)
+    return found or _first_paragraph(pages, after_title)
 
 
 def _after_heading(lines: Sequence[Line], heading: re.Pattern[str], name: str
@@ -241,13 +291,73 @@ def _after_heading(lines: Sequence[Line], heading: re.Pattern[str], name: str
         elif name == "Abstract" and (run_in := _RUN_IN.match(line.text)):
             text = _block_after(lines, index + 1, line, run_in["rest"])
             source = "text run in after “Abstract” on its line"
-        elif _section(line) and not _FOLLOWERS.match(line.plain):
+        elif _section(line) and (not _FOLLOWERS.match(line.plain)
+                                 or _OPENING_SECTION.match(line.plain)):
             return None  # a numbered section or the Introduction: the text has begun
         else:
             continue
         if len(text.split()) >= _ABSTRACT_MIN_WORDS:
             return Found(text, source + (f" (page {line.page + 1})" if line.page else ""))
     return None
+
+
+def _prose(paragraph: Sequence[Line]) -> bool:
+    """Whether `paragraph` reads as sentences: of some length, on two baselines or
+    more, ending a sentence, and mostly in lower-case words (an affiliation, an author
+    list or a line of keywords is mostly capitalised, or ends without a full stop)."""
+    text = join_lines(paragraph)
+    words = text.split()
+    baselines = {round(line.bottom) for line in paragraph}
+    if len(words) < _ABSTRACT_MIN_WORDS or len(baselines) < 2:
+        return False
+    if not _SENTENCE_END.search(text):
+        return False
+    lettered = [word for word in words if word[0].isalpha()]  # not "(FAQ)", "2011;"
+    return sum(word[0].islower() for word in lettered) >= _PROSE_LOWER_SHARE * len(lettered)
+
+
+def _heads_text(line: Line, following: Line, body: float) -> bool:
+    """Whether `line` is an unnumbered section heading: short, unpunctuated, at the
+    body's size or more, and set apart (larger or bolder) from body-size text below."""
+    text = line.plain
+    if line.words > _SECTION_WORDS or not text or text[-1] in ".,;:" or \
+            not text[0].isupper() or line.size < body - 0.6:
+        return False
+    if abs(following.size - body) > 0.6 or following.page != line.page:
+        return False
+    return line.size >= following.size + 0.8 or (line.bold and not following.bold)
+
+
+def _front_paragraph(lines: Sequence[Line], after_title: int) -> Found | None:
+    """An abstract with no heading: the first paragraph of prose between the title and
+    the first section heading of page 1, at whatever size (pinp sets it smaller than
+    the body, JPSJ indents it above "KEYWORDS:"), with the paragraphs after it in its
+    size and weight. Only when a section heading follows: without one, nothing tells
+    the front matter from the text."""
+    front: list[Line] = []
+    body = _body_size(lines)
+    rest = lines[after_title:]
+    for line, following in zip(rest, rest[1:]):
+        if _section(line) or _BARRED_KEYWORDS.match(line.plain) or \
+                _heads_text(line, following, body):
+            break
+        front.append(line)
+    else:
+        return None
+    taken: list[Line] = []
+    for paragraph in _paragraphs(front):
+        if not taken:
+            if _prose(paragraph):
+                taken = list(paragraph)
+        elif abs(paragraph[0].size - taken[0].size) <= 0.3 and \
+                paragraph[0].bold == taken[0].bold and _prose(paragraph):
+            taken += paragraph
+        else:
+            break
+    if not taken:
+        return None
+    return Found(join_lines(taken)[:_ABSTRACT_MAX_CHARS],
+                 "paragraph before the first section (no Abstract heading)")
 
 
 def _first_paragraph(pages: Sequence[Sequence[Line]], after_title: int) -> Found | None:

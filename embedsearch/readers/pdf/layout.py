@@ -40,6 +40,9 @@ _SCRIPT_SHARE = 0.75
 #: Drawing order is taken as reading order unless the lines of a page's two halves
 #: alternate at least this often (a page drawn row by row across its columns).
 _INTERLEAVED = 0.3
+#: A loose glyph box this many font sizes high (its font's ascent to descent) agrees
+#: with the font size; outside it, the size is taken from the text matrix.
+_SIZE_AGREES = (0.5, 2.0)
 _SOFT_HYPHENS = {0x02, 0xAD, 0xFFFE}
 _DASH = 0x2D
 _LOOSE_ACCENT = re.compile(r"(?:(?<=\s)|^)[\u0300-\u036f]+")
@@ -186,6 +189,7 @@ def _runs(textpage: pdfium.PdfTextPage, rotated: list[str]) -> Iterator[list[_Ch
     """The page's characters in drawing order, cut at PDFium's line ends; rotated
     characters go to `rotated` instead."""
     box = pdfium_c.FS_RECTF()
+    matrix = pdfium_c.FS_MATRIX()
     run: list[_Char] = []
     for i in range(pdfium_c.FPDFText_CountChars(textpage)):
         code = pdfium_c.FPDFText_GetUnicode(textpage, i)
@@ -208,12 +212,30 @@ def _runs(textpage: pdfium.PdfTextPage, rotated: list[str]) -> Iterator[list[_Ch
             continue
         generated = bool(pdfium_c.FPDFText_IsGenerated(textpage, i))
         pdfium_c.FPDFText_GetLooseCharBox(textpage, i, ctypes.byref(box))
-        size = pdfium_c.FPDFText_GetFontSize(textpage, i)
+        size = _drawn_size(textpage, i, box.top - box.bottom, matrix)
         weight = pdfium_c.FPDFText_GetFontWeight(textpage, i)
         run.append(_Char(chr(code), box.left, box.right, box.bottom, box.top, size,
                          weight >= _BOLD_WEIGHT, generated))
     if run:
         yield run
+
+
+def _drawn_size(textpage: pdfium.PdfTextPage, index: int, height: float,
+                matrix: pdfium_c.FS_MATRIX) -> float:
+    """The size a character is drawn at: PDFium's font size is the one the text sets
+    (`Tf`), which some producers leave at 1 while the text matrix scales every glyph
+    to its real size (a 10.9 pt body then reads as 1 pt, and every word gap looks like
+    a column gap). The matrix's vertical scale times the set size is the drawn size
+    whichever way a producer splits it. The matrix is asked for only when the glyph's
+    box (`height`, about 1.1 sizes) says the set size is not the drawn one: the extra
+    call for every character would cost a sixth of a page's time."""
+    size = float(pdfium_c.FPDFText_GetFontSize(textpage, index))
+    if _SIZE_AGREES[0] * size <= height <= _SIZE_AGREES[1] * size or height <= 0:
+        return size
+    if not pdfium_c.FPDFText_GetMatrix(textpage, index, ctypes.byref(matrix)):
+        return size
+    scale = math.hypot(matrix.c, matrix.d)
+    return size * scale if scale > 0 else size
 
 
 def _split_at_gaps(run: list[_Char]) -> Iterator[list[_Char]]:
