@@ -40,6 +40,7 @@ from .papers import DEFAULT_FIELDS, Paper
 from .projection import CorpusMap
 from .readers import read_papers
 from .readers.records import papers_from_records
+from .recommending import DEFAULT_METHOD
 from .results import Hits
 from .retrieval import Request, Retriever, check_k, check_mode, check_query
 from .storage import Storage, Target, View
@@ -366,12 +367,14 @@ class SearchEngine:
 
     def similar(self, paper_ids: str | Sequence[str], k: int = 10, *,
                 negatives: Sequence[str] = (), filters: Filters | None = None,
-                diverse: bool = False, evidence: bool = True) -> Hits:
+                diverse: bool = False, evidence: bool = True,
+                method: str = DEFAULT_METHOD) -> Hits:
         """The `k` papers closest to the given papers and, with `negatives`, far from those.
 
-        Ranked by the stored vectors (nothing is re-encoded): the mean of the given
-        papers' vectors minus half the mean of the negatives'. The given papers are never
-        returned.
+        Ranked by the stored vectors (nothing is re-encoded), by `method`: by default
+        the given papers' clusters in turns, so that each topic among them is heard
+        (see `recommending`); `mean` ranks by the mean of their vectors minus half the
+        mean of the negatives'. The given papers are never returned.
 
         Args:
             paper_ids: one id, or several, of papers in the index.
@@ -380,24 +383,26 @@ class SearchEngine:
             filters: which papers may be returned.
             diverse: re-rank for variety, as for `search`.
             evidence: give each hit its sentence closest to the examples.
+            method: clusters, mean, classifier or nearest (`recommending.METHODS`).
 
         Raises:
             PaperNotFoundError: an id the index lacks.
-            QueryError: no id, or `k` out of range.
+            QueryError: no id, `k` out of range, or an unknown method.
         """
         check_k(k)
         ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
         if not ids:
             raise QueryError("similar needs at least one paper id")
         with self.snapshot() as view:
-            request = like_keys(view, self._keys(view, ids), self._keys(view, negatives))
+            request = like_keys(view, self._keys(view, ids), self._keys(view, negatives),
+                                method)
             return Hits(self._retriever(view).hits(request, k, "dense", filters,
                                                diverse, evidence))
 
     def similar_to_papers(self, papers: Iterable[Paper | Mapping[str, Any]], k: int = 10, *,
                           negatives: Iterable[Paper | Mapping[str, Any]] = (),
                           filters: Filters | None = None, diverse: bool = False,
-                          evidence: bool = True) -> Hits:
+                          evidence: bool = True, method: str = DEFAULT_METHOD) -> Hits:
         """The `k` papers of the index closest to `papers`, which need not be in it: a
         bibliography, a reading list, your own drafts.
 
@@ -405,7 +410,7 @@ class SearchEngine:
         punctuation and spacing) uses its stored vector and is never returned; the
         others are encoded together in one batch. A paper without an abstract (an entry
         known by its title) is encoded from its title and keywords and weighs half
-        (`examples.TITLE_ONLY_WEIGHT`). Ranked like `similar`.
+        (`examples.TITLE_ONLY_WEIGHT`). Ranked like `similar`, by `method`.
 
         Args:
             papers: `Paper` objects or mappings (`{"title": ..., "abstract": ...}`),
@@ -415,9 +420,10 @@ class SearchEngine:
             filters: which papers may be returned.
             diverse: re-rank for variety, as for `search`.
             evidence: give each hit its sentence closest to the examples.
+            method: as for `similar`.
 
         Raises:
-            QueryError: no paper given, or `k` out of range.
+            QueryError: no paper given, `k` out of range, or an unknown method.
             InputError: a paper with neither an abstract nor a title.
         """
         check_k(k)
@@ -427,7 +433,7 @@ class SearchEngine:
             raise QueryError("similar_to_papers needs at least one paper")
         with self.snapshot() as view:
             request = like_papers(given, against, view,
-                                  lambda texts: self.encoder.encode_documents(texts))
+                                  lambda texts: self.encoder.encode_documents(texts), method)
             return Hits(self._retriever(view).hits(request, k, "dense", filters,
                                                diverse, evidence))
 

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .papers import Paper, embedding_text, normalise_title
+from .recommending import Library, ranker
 from .retrieval import Request
 from .storage import View
 
@@ -133,21 +134,28 @@ def resolve_examples(papers: Sequence[Paper], view: View,
     return Examples(out, weights, matched)
 
 
-def like_keys(view: View, keys: NDArray[np.int64], against: NDArray[np.int64]) -> Request:
+def like_keys(view: View, keys: NDArray[np.int64], against: NDArray[np.int64],
+              method: str = "mean") -> Request:
     """The dense request for papers like the index's `keys` and unlike `against`, ranked
-    by their stored vectors (`example_vector`); none of them is returned."""
-    vector = example_vector(view.vectors(keys), view.vectors(against))
+    by their stored vectors by `method` (see `recommending`); none of them is returned."""
+    positives, negatives = view.vectors(keys), view.vectors(against)
+    vector = example_vector(positives, negatives)
     text = example_text(list(view.papers(int(key) for key in keys).values()))
-    return Request(None, vector, np.union1d(keys, against), text)
+    library = Library(positives, np.ones(len(positives), dtype=np.float32), negatives)
+    return Request(None, vector, np.union1d(keys, against), text, ranker(method, library))
 
 
 def like_papers(given: Sequence[Paper], against: Sequence[Paper], view: View,
-                encode: Callable[[list[str]], NDArray[np.float32]]) -> Request:
+                encode: Callable[[list[str]], NDArray[np.float32]],
+                method: str = "mean") -> Request:
     """The dense request for papers like `given` and unlike `against`, which need not be
-    in the index (`resolve_examples`); those the index holds are never returned."""
+    in the index (`resolve_examples`), ranked by `method` (see `recommending`); those
+    the index holds are never returned."""
     found = resolve_examples([*given, *against], view, encode, view.manifest.text["fields"])
     split = len(given)
     vector = example_vector(found.vectors[:split], found.vectors[split:],
                             positive_weights=found.weights[:split],
                             negative_weights=found.weights[split:])
-    return Request(None, vector, found.matched, example_text(given))
+    library = Library(found.vectors[:split], found.weights[:split], found.vectors[split:])
+    return Request(None, vector, found.matched, example_text(given),
+                   ranker(method, library))

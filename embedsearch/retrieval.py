@@ -21,11 +21,15 @@ from .fusion import FUSION_DEPTH, fuse, mmr
 from .results import Hit
 from .storage import Ranked, View
 
+#: A dense ranking made otherwise than by one search: (view, depth, filters, exclude).
+Ranker = Callable[[View, int, "Filters | None", NDArray[np.int64]], Ranked]
+
 __all__ = [
     "MAX_K",
     "MAX_QUERY_CHARS",
     "MODES",
     "Mode",
+    "Ranker",
     "Request",
     "Retriever",
     "check_k",
@@ -85,6 +89,9 @@ class Request:
     vector: NDArray[np.float32] | None
     exclude: NDArray[np.int64]
     evidence_text: str
+    #: A dense ranking of its own (a library's clusters, see `recommending`), in place of
+    #: one search for `vector`, which then serves for the hits' dense scores.
+    ranker: Ranker | None = None
 
 
 def _relevance(scores: NDArray[np.float32], vectors: NDArray[np.float32],
@@ -117,6 +124,8 @@ class Retriever:
             if not request.text:
                 raise QueryError("a lexical search needs query text", parameter="query")
             ranked = lexical = view.lexical(request.text, depth, filters, exclude)
+        elif request.ranker is not None:
+            ranked = request.ranker(view, depth, filters, exclude)
         elif mode == "dense" or not request.text:
             ranked = view.dense(request.vector, depth, filters, exclude)
         else:

@@ -87,3 +87,16 @@ def test_no_two_modules_import_each_other_in_a_circle() -> None:
                     seen.add(nxt)
                     stack.append((nxt, [*trail, nxt]))
     assert circles == []
+
+
+def test_every_face_offers_every_recommendation_method() -> None:
+    """The CLI and the HTTP schema spell the methods out (the CLI so as not to import
+    numpy to parse its arguments); they must stay those `recommending` has."""
+    from typing import get_args
+
+    from embedsearch.cli.parser import METHOD_CHOICES
+    from embedsearch.recommending import DEFAULT_METHOD, METHODS
+    from embedsearch.server.schemas import Method
+
+    assert set(METHOD_CHOICES) == set(get_args(Method)) == set(METHODS)
+    assert METHOD_CHOICES[0] == DEFAULT_METHOD

@@ -31,6 +31,7 @@ from .firstsearch import first_search_table
 from .growth import growth_table
 from .latency import build_stored_index, latency_table
 from .pipeline import pipeline_table
+from .recommendations import recommendations_table
 from .report import Table
 from .scale import scale_table
 from .updates import updates_table
@@ -39,7 +40,7 @@ from .writes import writes_table
 __all__ = ["main", "parser"]
 
 SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart", "first-search",
-            "writes")
+            "writes", "recommendations")
 #: Sections run only when named in --sections.
 OPTIONAL_SECTIONS = ("ray", "milvus", "gpu")
 
@@ -66,13 +67,14 @@ class Settings:
     write_runs: int = 3
     growth_papers: int = 0  # 0: the whole dev corpus but the added papers
     growth_queries: int = 200
+    recommendation_examples: int = 1000
 
 
 _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
                   scale=20_000, runs=2, first_search_runs=1, index_types="flat,hnsw,ivf",
                   ray_papers=200, ray_rounds=1, milvus_papers=3000, gpu_papers=2000,
                   gpu_cpu_papers=200, write_sizes="300,1200", write_added=10, write_runs=2,
-                  growth_papers=1200, growth_queries=20)
+                  growth_papers=1200, growth_queries=20, recommendation_examples=50)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
@@ -115,6 +117,8 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
     p.add_argument("--write-added", type=int, help="papers each `add` of the writes section "
                                                    "adds (full: 100)")
     p.add_argument("--write-runs", type=int, help="runs of each write per size (full: 3)")
+    p.add_argument("--recommendation-examples", type=int,
+                   help="example papers of the recommendations section (full: 1000)")
     p.add_argument("--json", metavar="FILE", help="also write every table to FILE as JSON")
     return p
 
@@ -148,7 +152,7 @@ def run(args: argparse.Namespace) -> list[Table]:
             began = time.perf_counter()
             emit(updates_table(devset, settings.update_papers), began)
         index_dir = Path(folder) / "latency-index"
-        if "latency" in sections or "coldstart" in sections:
+        if {"latency", "coldstart", "recommendations"} & set(sections):
             build_stored_index(devset, index_dir, settings.latency_papers or None)
         if "latency" in sections:
             began = time.perf_counter()
@@ -186,6 +190,10 @@ def run(args: argparse.Namespace) -> list[Table]:
             began = time.perf_counter()
             emit(growth_table(devset, settings.growth_papers,
                               queries=settings.growth_queries), began)
+        if "recommendations" in sections:
+            began = time.perf_counter()
+            emit(recommendations_table(devset, index_dir, settings.recommendation_examples,
+                                       settings.runs), began)
     return tables
 
 

@@ -202,6 +202,8 @@ def similar(args: argparse.Namespace) -> None:
     engine = open_index(args)
     options = {"filters": _filters(args), "diverse": args.diverse,
                "evidence": not args.no_evidence}
+    if args.method is not None:
+        options["method"] = args.method
     if args.from_files or args.not_from:
         given = _read(args, args.from_files or [], title_only=True)
         against = _read(args, args.not_from or [], title_only=True)

@@ -11,7 +11,7 @@ from ..bundled import DEFAULT_INDEX
 from . import commands as run
 from . import library, upkeep
 
-__all__ = ["BACKEND_CHOICES", "FORMAT_CHOICES", "build_parser"]
+__all__ = ["BACKEND_CHOICES", "FORMAT_CHOICES", "METHOD_CHOICES", "build_parser"]
 
 # Spelled out rather than read from the backend registry: importing that (and numpy with
 # it) would double the cold start of `embedsearch info`. A test holds the two equal.
@@ -20,6 +20,8 @@ BACKEND_CHOICES = ("torch", "cuda", "onnx", "onnx-int8", "openvino", "openvino-b
 
 # Spelled out for the same reason (readers would load with every command); a test holds
 # this equal to the readers' registry.
+# Spelled out for the same reason; a test holds them equal to recommending.METHODS.
+METHOD_CHOICES = ("clusters", "mean", "classifier", "nearest")
 FORMAT_CHOICES = ("text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "csl-json", "arxiv",
             "openalex", "pdf", "zotero")
 
@@ -294,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
                               "their titles (repeatable)")
     similar.add_argument("--not-from", dest="not_from", action="append", metavar="SOURCE",
                          help="papers unlike those of SOURCE (repeatable)")
+    similar.add_argument("--method", choices=METHOD_CHOICES,
+                         help="how several papers rank the index: clusters (default: the "
+                              "papers' topics in turns, a small one not drowned by a large "
+                              "one), mean (one direction, their mean), classifier (a "
+                              "logistic regression against the index), nearest (each "
+                              "candidate by its nearest given papers)")
     _add_reading_checks(similar)
     _add_query_options(similar)
     similar.set_defaults(run=run.similar)

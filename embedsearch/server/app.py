@@ -160,7 +160,8 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
         filters = _filters(body.year, body.venue, body.keyword, body.collection)
         hits = engine.similar_to_papers(papers("papers", body.papers), body.k,
                                         negatives=papers("negatives", body.negatives),
-                                        filters=filters, diverse=body.diverse)
+                                        filters=filters, diverse=body.diverse,
+                                        method=body.method)
         query_id = ",".join(paper.id for paper in body.papers)
         return {"query_id": query_id, "k": body.k, "filters": filters.to_dict(),
                 "hits": [hit_record(hit, query_id=query_id) for hit in hits]}

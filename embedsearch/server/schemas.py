@@ -219,6 +219,10 @@ class ExampleIn(PaperIn):
     abstract: Annotated[str, Field(max_length=100_000)] = ""
 
 
+#: How several papers rank the index (`recommending.METHODS`; a test holds them equal).
+Method = Literal["clusters", "mean", "classifier", "nearest"]
+
+
 class SimilarPapersIn(BaseModel):
     """Papers like these (records as for POST /papers, abstracts optional where a title
     is given; in the index or not) and unlike the `negatives`, with the filters of GET
@@ -234,6 +238,7 @@ class SimilarPapersIn(BaseModel):
     venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     collection: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+    method: Method = "clusters"
 
 
 class BibliographyIn(BaseModel):

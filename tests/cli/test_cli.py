@@ -215,13 +215,15 @@ def test_bench_quick_runs(tmp_path: Path) -> None:
     tables = json.loads(out.read_text())
     assert [t["title"].split()[0] for t in tables] == ["Encoding", "Encoding", "Updating",
                                                        "Warm", "Index", "Cold", "First",
-                                                       "Writing", "An"]
+                                                       "Writing", "An", "Recommendations"]
     encoding = {row["pipeline"]: row for row in tables[0]["rows"]}
     assert any(name.endswith("(auto)") for name in encoding)
     assert all(row["mean cos"] >= 0.99 for row in encoding.values())
     plain, first, again = tables[6]["rows"]
     assert first["x plain (median of pairs)"] > 0 and again["median s"] < first["median s"]
     writes = {(row["operation"], str(row["index papers"])): row for row in tables[7]["rows"]}
+    methods = {row["method"] for row in tables[9]["rows"]}
+    assert methods == {"clusters", "mean", "classifier", "nearest"}
     assert writes[("add 10", "1200")]["MB written"] < 5  # a segment, not the index
     grown = {row["measure"]: row for row in tables[8]["rows"]}
     assert grown["segments"]["grown"] > 1 and grown["hybrid query p50 ms"]["grown"] > 0

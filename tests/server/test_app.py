@@ -288,3 +288,18 @@ def test_collections_are_kept_and_filter_with_sub_collections(
                                          "collection": "Quantum/Lab"}).json()["hits"] == []
     assert client.get(f"/papers/{LORVP}").json()["collections"] == []
     error(client.get("/search", params={"q": "x", "collection": " "}), 422, "collection")
+
+
+def test_post_similar_takes_the_method(client: TestClient, seed_engine: SearchEngine) -> None:
+    papers = [{"id": f"mine:{n}", "abstract": seed_engine.get(paper_id).abstract}
+              for n, paper_id in enumerate(("000_ae22c05437d8edef:2",
+                                            "000_ae22c05437d8edef:9", LORVP))]
+    for method in ("clusters", "mean", "classifier", "nearest"):
+        body = client.post("/similar", json={"papers": papers, "k": 5,
+                                             "method": method}).json()
+        expected = seed_engine.similar_to_papers(papers, k=5, method=method)
+        assert [hit["id"] for hit in body["hits"]] == [hit.paper.id for hit in expected]
+    default = client.post("/similar", json={"papers": papers, "k": 5}).json()
+    assert [hit["id"] for hit in default["hits"]] == [
+        hit.paper.id for hit in seed_engine.similar_to_papers(papers, k=5)]
+    error(client.post("/similar", json={"papers": papers, "method": "magic"}), 422, "method")

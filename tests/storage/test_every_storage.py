@@ -33,7 +33,6 @@ from embedsearch import (
     QueryError,
     SearchEngine,
 )
-from embedsearch.encoding import Encoder
 from embedsearch.storage.exact import exact_search
 from embedsearch.syncing import SourceState
 from tests.conftest import (
@@ -364,7 +363,7 @@ def test_dev_papers_rank_alike_in_both(kind: str, tmp_path: Path) -> None:
                                 storage=_target(kind, tmp_path))
     try:
         titles = [str(r["title"]) for r in records[::60]]
-        queries = Encoder().encode_queries(titles)
+        queries = engine.encoder.encode_queries(titles)  # its runtime: see above
         _, truth = exact_search(vectors, np.arange(count), queries, 10)
         found = [[h.paper.id for h in hits] for hits in
                  engine.search_many(titles, k=10, mode="dense", evidence=False)]
