@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .engine import SearchEngine
     from .info import IndexInfo, index_info
     from .readers import ZoteroLibrary, read_bibliography, read_papers
-    from .results import Hit
+    from .results import Hit, Reason
     from .storage.local import Local
     from .storage.milvus import Milvus
     from .syncing import SyncReport
@@ -62,6 +62,7 @@ __all__ = [
     "Paper",
     "PaperNotFoundError",
     "QueryError",
+    "Reason",
     "SearchEngine",
     "SyncReport",
     "ZoteroLibrary",
@@ -82,6 +83,7 @@ _LAZY = {
     "ZoteroLibrary": "readers",
     "SyncReport": "syncing",
     "Hit": "results",
+    "Reason": "results",
     "Local": "storage.local",
     "Milvus": "storage.milvus",
 }

@@ -9,6 +9,8 @@ folded, punctuation and spaces collapsed, so "Attention Is All You Need." and
 batch, as the index embedded its own papers. A bibliography entry without an abstract
 (`Paper.title_only`) the index does not hold is encoded from its title and weighs
 `TITLE_ONLY_WEIGHT` in the mean, as a title says less of a paper than its abstract.
+Every hit names the given papers nearest to it (`Hit.because`), so a reader can tell
+which of their papers brought it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from numpy.typing import NDArray
 
 from .papers import Paper, embedding_text, normalise_title
 from .recommending import Library, ranker
-from .retrieval import Request
+from .retrieval import Reasons, Request
 from .storage import View
 
 __all__ = ["NEGATIVE_WEIGHT", "TITLE_ONLY_WEIGHT", "Examples", "example_text",
@@ -140,9 +142,16 @@ def like_keys(view: View, keys: NDArray[np.int64], against: NDArray[np.int64],
     by their stored vectors by `method` (see `recommending`); none of them is returned."""
     positives, negatives = view.vectors(keys), view.vectors(against)
     vector = example_vector(positives, negatives)
-    text = example_text(list(view.papers(int(key) for key in keys).values()))
+    found = view.papers(int(key) for key in keys)
+    given = [found[int(key)] for key in keys]
     library = Library(positives, np.ones(len(positives), dtype=np.float32), negatives)
-    return Request(None, vector, np.union1d(keys, against), text, ranker(method, library))
+    return Request(None, vector, np.union1d(keys, against), example_text(given),
+                   ranker(method, library), _reasons(positives, given))
+
+
+def _reasons(vectors: NDArray[np.float32], papers: Sequence[Paper]) -> Reasons:
+    return Reasons(vectors, tuple(paper.id for paper in papers),
+                   tuple(paper.title for paper in papers))
 
 
 def like_papers(given: Sequence[Paper], against: Sequence[Paper], view: View,
@@ -158,4 +167,4 @@ def like_papers(given: Sequence[Paper], against: Sequence[Paper], view: View,
                             negative_weights=found.weights[split:])
     library = Library(found.vectors[:split], found.weights[:split], found.vectors[split:])
     return Request(None, vector, found.matched, example_text(given),
-                   ranker(method, library))
+                   ranker(method, library), _reasons(found.vectors[:split], given))

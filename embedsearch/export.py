@@ -182,10 +182,17 @@ def to_bibtex(items: Iterable[Hit | Paper]) -> str:
 
 def _cell(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
-        return "; ".join(str(item) for item in value)
+        return "; ".join(_named(item) for item in value)
     if isinstance(value, bool):
         return "true" if value else "false"
     return "" if value is None else value
+
+
+def _named(item: Any) -> str:
+    """A list's item in a CSV cell: a reason (an example paper) by its title and id."""
+    if isinstance(item, Mapping) and "id" in item:
+        return f"{item.get('title') or ''} ({item['id']})".strip()
+    return str(item)
 
 
 def _records(items: Iterable[Hit | Paper | Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -14,12 +14,28 @@ from .papers import Paper
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["HIT_COLUMNS", "PAPER_COLUMNS", "Hit", "Hits", "hit_record"]
+__all__ = ["HIT_COLUMNS", "PAPER_COLUMNS", "Hit", "Hits", "Reason", "hit_record"]
 
 #: A paper's fields in JSON, in their order: `Paper.to_dict` is their one definition
 #: (its order, id and title first, is not the dataclass's), so they are read from it.
 PAPER_COLUMNS: tuple[str, ...] = tuple(Paper(id="", abstract="").to_dict())
 _HTML_ABSTRACT_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A paper of the library a recommendation is like: its id (as given), its title,
+    and the cosine of the two. A recommendation's reasons are its nearest examples."""
+
+    id: str
+    title: str
+    similarity: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "similarity": round(self.similarity, 4)}
+
+    def __str__(self) -> str:  # as a CSV cell and in text: the title says what it is
+        return f"{self.title} ({self.id})" if self.title else self.id
 
 
 @dataclass(frozen=True)
@@ -30,7 +46,8 @@ class Hit:
     lexical, the fused z-score for hybrid. `dense_score` (cosine to the query vector)
     and `lexical_score` (BM25) are given whenever the search computed them;
     `evidence` is the abstract's sentence that best matches the query, and
-    `evidence_terms` the words of it that match.
+    `evidence_terms` the words of it that match. A recommendation from example papers
+    has `because`: the (up to three) examples nearest to it, nearest first.
     """
 
     rank: int
@@ -40,6 +57,7 @@ class Hit:
     lexical_score: float | None = None
     evidence: str | None = None
     evidence_terms: tuple[str, ...] = ()
+    because: tuple[Reason, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The hit as JSON-ready data, in `HIT_COLUMNS` order: rank, score and the paper's
@@ -53,6 +71,9 @@ class Hit:
             elif name == "evidence_terms":  # () also when there is no evidence
                 if self.evidence is not None:
                     data[name] = list(value)
+            elif name == "because":  # only recommendations have reasons
+                if value:
+                    data[name] = [reason.to_dict() for reason in value]
             elif value is not None:
                 data[name] = value
         return data

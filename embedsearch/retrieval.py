@@ -18,7 +18,7 @@ from .errors import QueryError
 from .evidence import find_evidence
 from .filters import Filters
 from .fusion import FUSION_DEPTH, fuse, mmr
-from .results import Hit
+from .results import Hit, Reason
 from .storage import Ranked, View
 
 #: A dense ranking made otherwise than by one search: (view, depth, filters, exclude).
@@ -30,6 +30,7 @@ __all__ = [
     "MODES",
     "Mode",
     "Ranker",
+    "Reasons",
     "Request",
     "Retriever",
     "check_k",
@@ -82,6 +83,25 @@ def check_mode(mode: str) -> str:
 
 
 @dataclass(frozen=True)
+class Reasons:
+    """The example papers of a recommendation request, to name each hit's nearest:
+    their vectors (rows), ids and titles."""
+
+    vectors: NDArray[np.float32]
+    ids: tuple[str, ...]
+    titles: tuple[str, ...]
+
+    def nearest(self, vectors: NDArray[np.float32], count: int = 3) -> list[tuple[Reason, ...]]:
+        """For each row of `vectors`, the `count` examples of highest cosine to it."""
+        if not len(self.ids) or not len(vectors):
+            return [() for _ in range(len(vectors))]
+        similarity = vectors @ self.vectors.T
+        order = np.argsort(-similarity, axis=1, kind="stable")[:, :count]
+        return [tuple(Reason(self.ids[j], self.titles[j], float(similarity[i, j]))
+                      for j in row) for i, row in enumerate(order)]
+
+
+@dataclass(frozen=True)
 class Request:
     """One query: its text (for lexical ranking and evidence), its vector, what to skip."""
 
@@ -92,6 +112,8 @@ class Request:
     #: A dense ranking of its own (a library's clusters, see `recommending`), in place of
     #: one search for `vector`, which then serves for the hits' dense scores.
     ranker: Ranker | None = None
+    #: The example papers, when the hits are recommendations: each hit names its nearest.
+    reasons: Reasons | None = None
 
 
 def _relevance(scores: NDArray[np.float32], vectors: NDArray[np.float32],
@@ -167,8 +189,13 @@ class Retriever:
         # the ranking and this lookup: it is left out rather than failing the query.
         present = np.array([int(key) in papers for key in keys], dtype=bool)
         scores, keys = scores[present], keys[present]
-        dense = (view.vectors(keys) @ request.vector
-                 if request.vector is not None and len(keys) else None)
+        vectors = (view.vectors(keys) if len(keys) and (request.vector is not None
+                                                        or request.reasons is not None)
+                   else None)
+        dense = vectors @ request.vector if vectors is not None and request.vector is not None \
+            else None
+        because = (request.reasons.nearest(vectors) if request.reasons is not None
+                   and vectors is not None else None)
         lexical = (self._lexical_scores(request.text, keys, lexical_ranking)
                    if request.text and mode != "dense" and len(keys) else None)
         found = (find_evidence([papers[int(key)].abstract for key in keys],
@@ -180,6 +207,7 @@ class Retriever:
                 dense_score=float(dense[i]) if dense is not None else None,
                 lexical_score=float(lexical[i]) if lexical is not None else None,
                 evidence=found[i].sentence if found else None,
-                evidence_terms=found[i].terms if found else ())
+                evidence_terms=found[i].terms if found else (),
+                because=because[i] if because else ())
             for i, (rank, score, key) in enumerate(zip(range(1, len(keys) + 1), scores, keys))
         ]

@@ -114,3 +114,27 @@ def test_a_large_library_is_clustered_by_a_sample(monkeypatch: pytest.MonkeyPatc
     for topic in range(3):  # every example joins its own topic's cluster
         assert len(set(labels[planted == topic].tolist())) == 1
     assert len(set(labels.tolist())) == 3
+
+
+def test_each_recommendation_names_its_nearest_examples(
+        topics: tuple[SearchEngine, list[str], list[str]]) -> None:
+    engine, large, small = topics
+    library = large[:30] + small[:3]
+    with engine.snapshot() as view:
+        held = view.keys_of(library)
+        examples = view.vectors(np.array([held[paper_id] for paper_id in library]))
+        for method in METHODS:
+            for hit in engine.similar(library, k=10, method=method):
+                key = view.keys_of([hit.paper.id])[hit.paper.id]
+                similarity = examples @ view.vectors(np.array([key]))[0]
+                nearest = [library[i] for i in np.argsort(-similarity, kind="stable")[:3]]
+                assert [reason.id for reason in hit.because] == nearest, method
+                assert hit.because[0].title == engine.get(nearest[0]).title
+                assert abs(hit.because[0].similarity - float(similarity.max())) < 1e-4
+                assert hit.to_dict()["because"][0]["id"] == nearest[0]
+    given = [{"id": f"mine:{n}", "title": engine.get(paper_id).title,
+              "abstract": engine.get(paper_id).abstract} for n, paper_id in enumerate(small[:3])]
+    outside = engine.similar_to_papers(given, k=3)
+    assert all(reason.id.startswith("mine:") for hit in outside for reason in hit.because)
+    assert all(not hit.because for hit in engine.search("graphs", k=3))
+    assert "because" not in engine.search("graphs", k=1)[0].to_dict()

@@ -96,6 +96,9 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
         body = textwrap.fill(("» " if hit.evidence else "") + text, width,
                              initial_indent=indent, subsequent_indent=indent)
         out.write(_highlight(body, hit.evidence_terms, out.isatty()) + "\n")
+        if hit.because:
+            named = "; ".join(f"“{reason.title or reason.id}”" for reason in hit.because)
+            out.write(_clip(f"{indent}because you have {named}", width) + "\n")
 
 
 def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,

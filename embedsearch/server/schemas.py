@@ -76,6 +76,14 @@ class PaperOut(_Paper):
     """One paper in full (the shape of `embedsearch show --json`)."""
 
 
+class ReasonOut(BaseModel):
+    """An example paper a recommendation is like: its id as given, title, cosine."""
+
+    id: str
+    title: str
+    similarity: float
+
+
 #: The JSON types of a hit's own fields (its paper's are `_Paper`'s); which fields a hit
 #: has, and in what order, is `results.HIT_COLUMNS`: a field added there without a type
 #: here stops the server at import rather than vanishing from the published schema.
@@ -86,6 +94,7 @@ _HIT_TYPES: dict[str, Any] = {
     "lexical_score": (float | None, None),
     "evidence": (str | None, None),
     "evidence_terms": (list[str] | None, None),
+    "because": (list[ReasonOut] | None, None),
 }
 #: What `results.hit_record` adds: batch results query_index and query, similar-paper
 #: results query_id.

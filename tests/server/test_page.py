@@ -138,7 +138,11 @@ def test_reading_list_from_star_to_recommendations_and_back_out(page: Any,
     wait_status(page, "papers like the 1 starred")
     recommended = result_ids(page)
     assert recommended and first not in recommended
-    assert page.locator(".result .note").count() == 0  # ranked by POST /similar, at once
+    # Ranked by POST /similar at once, each naming the starred paper it is like.
+    title = page.evaluate("(id) => ES.library.paper(id).title", first)
+    notes = page.locator(".result .note").all_inner_texts()
+    assert len(notes) == len(recommended) and title
+    assert all(note == f"because you have “{title}”" for note in notes), notes[:2]
     shot(page, "recommended")
     # Starring a recommended paper refreshes the list: it leaves, the others re-rank.
     liked = recommended[0]
@@ -245,7 +249,8 @@ def test_recommended_without_post_similar_merges_one_query_per_paper(page: Any) 
     shown = result_ids(page)
     assert shown and not set(shown) & set(starred)
     notes = page.locator(".result .note").all_inner_texts()
-    assert len(notes) == len(shown) and all(note.startswith("like: ") for note in notes)
+    assert len(notes) == len(shown)
+    assert all(note.startswith("because you have “") for note in notes)
 
 
 def test_citation_keys_are_the_command_lines(page: Any) -> None:

@@ -182,9 +182,10 @@
   }
 
   async function rankedByServer(starred, dismissed, k) {
-    // One request: the mean of the starred papers' vectors minus half the dismissed
-    // ones' (the server's rule). Their full records go along: the server matches them
-    // to its own by id, and their text chooses the evidence.
+    // One request: the server ranks by the starred papers' clusters in turns, unlike the
+    // dismissed ones (its rule), and names each hit's nearest starred papers. Their full
+    // records go along: the server matches them to its own by id, and their text chooses
+    // the evidence.
     const record = (paper) => ({ id: paper.id, title: paper.title, abstract: paper.abstract });
     const [likes, unlikes] = await Promise.all([fetchPapers(starred), fetchPapers(dismissed)]);
     // An imported bibliography's entries outside the index go as they are (a title alone
@@ -222,6 +223,15 @@
       .map((hit, i) => ({ ...hit, rank: i + 1 }));
   }
 
+  // "because you have …": the server names each hit's nearest examples (up to three);
+  // the merged fallback knows the one starred paper that brought it.
+  function reason(hit) {
+    const named = Array.isArray(hit.because)
+      ? hit.because.map((r) => r.title || lib.paper(r.id).title || r.id)
+      : hit.because ? [lib.paper(hit.because).title || hit.because] : [];
+    return named.length ? `because you have ${named.map((t) => `“${t}”`).join(", ")}` : null;
+  }
+
   let generation = 0;
   async function showRecommended() {
     document.title = "Recommended · embedsearch";
@@ -237,9 +247,7 @@
     try {
       const hits = await recommend(Number(ES.$("#k").value) || 20);
       if (mine !== generation) return; // the list changed meanwhile: a newer run shows
-      for (const hit of hits) {
-        if (hit.because) hit.note = `like: ${lib.paper(hit.because).title || hit.because}`;
-      }
+      for (const hit of hits) hit.note = reason(hit);
       const outside = lib.outside().length ? ` and ${lib.outside().length} from your bibliography` : "";
       status(`${hits.length} papers like the ${starred.length} starred${outside} in “${lib.currentName()}”` +
         (lib.dismissed().length ? `, unlike the ${lib.dismissed().length} dismissed` : ""));
