@@ -23,7 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .papers import Paper, embedding_text, normalise_title
-from .recommending import Library, ranker
+from .projection import label_text
+from .recommending import CLUSTER_THRESHOLD, Library, clusters_of, library_groups, ranker
 from .retrieval import Reasons, Request
 from .storage import View
 
@@ -144,14 +145,21 @@ def like_keys(view: View, keys: NDArray[np.int64], against: NDArray[np.int64],
     vector = example_vector(positives, negatives)
     found = view.papers(int(key) for key in keys)
     given = [found[int(key)] for key in keys]
-    library = Library(positives, np.ones(len(positives), dtype=np.float32), negatives)
+    labels = clusters_of(positives, CLUSTER_THRESHOLD)
+    library = Library(positives, np.ones(len(positives), dtype=np.float32), negatives,
+                      labels)
     return Request(None, vector, np.union1d(keys, against), example_text(given),
-                   ranker(method, library), _reasons(positives, given))
+                   ranker(method, library), _reasons(library, given))
 
 
-def _reasons(vectors: NDArray[np.float32], papers: Sequence[Paper]) -> Reasons:
-    return Reasons(vectors, tuple(paper.id for paper in papers),
-                   tuple(paper.title for paper in papers))
+def _reasons(library: Library, papers: Sequence[Paper]) -> Reasons:
+    """Each given paper by id and title, and the label of its cluster in the library
+    (whose clusters `library` holds)."""
+    labels = np.zeros(len(papers), np.int64) if library.clusters is None else library.clusters
+    names = library_groups(labels, [label_text(paper) for paper in papers])
+    return Reasons(library.vectors, tuple(paper.id for paper in papers),
+                   tuple(paper.title for paper in papers),
+                   tuple(names[int(label)] for label in labels))
 
 
 def like_papers(given: Sequence[Paper], against: Sequence[Paper], view: View,
@@ -165,6 +173,7 @@ def like_papers(given: Sequence[Paper], against: Sequence[Paper], view: View,
     vector = example_vector(found.vectors[:split], found.vectors[split:],
                             positive_weights=found.weights[:split],
                             negative_weights=found.weights[split:])
-    library = Library(found.vectors[:split], found.weights[:split], found.vectors[split:])
+    library = Library(found.vectors[:split], found.weights[:split], found.vectors[split:],
+                      clusters_of(found.vectors[:split], CLUSTER_THRESHOLD))
     return Request(None, vector, found.matched, example_text(given),
-                   ranker(method, library), _reasons(found.vectors[:split], given))
+                   ranker(method, library), _reasons(library, given))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from .errors import DependencyError, IndexCorruptError
 from .papers import Paper
-from .words import GENERIC_WORDS
+from .words import label_words
 
 __all__ = [
     "MAP_FILE",
@@ -43,7 +43,6 @@ MAP_VERSION = 1
 #: Below this many papers the layout is PCA: UMAP's 15-neighbour graph would span most
 #: of the corpus, and numba's ~20 s of compilation would outweigh the work.
 UMAP_MIN_PAPERS = 200
-_LABEL_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -138,47 +137,6 @@ def _clusters(xy: NDArray[np.float32]) -> NDArray[np.int32]:
     return np.asarray(model.fit_predict(xy), dtype=np.int32)
 
 
-def _label_words(texts: Sequence[str], cluster: NDArray[np.int32],
-                 clusters: int) -> list[tuple[str, ...]]:
-    """Each cluster's most characteristic words: those whose share of the cluster's words
-    most exceeds their share of the corpus, weighted by how common they are there
-    (p(w|c)·log(p(w|c)/p(w))), so that words every area uses score nothing."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
-
-    many = len(texts) >= 50
-    vectorizer = CountVectorizer(stop_words=sorted(ENGLISH_STOP_WORDS | GENERIC_WORDS),
-                                 token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z-]{2,}\b",
-                                 min_df=2 if len(texts) >= 20 else 1, max_df=0.5 if many else 1.0)
-    try:
-        counts = vectorizer.fit_transform(texts)
-    except ValueError:  # no word survives (empty or stop-word-only texts)
-        return [() for _ in range(clusters)]
-    words = vectorizer.get_feature_names_out()
-    per_cluster = np.zeros((clusters, counts.shape[1]), np.float64)
-    for number in range(clusters):
-        rows = np.flatnonzero(cluster == number)
-        if len(rows):
-            per_cluster[number] = np.asarray(counts[rows].sum(axis=0)).ravel()
-    p_word = per_cluster.sum(axis=0) / max(per_cluster.sum(), 1.0)
-    p_in = per_cluster / np.maximum(per_cluster.sum(axis=1, keepdims=True), 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scores = np.where(p_in > 0, p_in * np.log(p_in / np.maximum(p_word, 1e-12)), 0.0)
-    return [_distinct(str(words[i]) for i in np.argsort(-row)[:4 * _LABEL_WORDS] if row[i] > 0)
-            for row in scores]
-
-
-def _distinct(words: Iterable[str]) -> tuple[str, ...]:
-    """The first `_LABEL_WORDS` words, skipping plurals of words taken (robot, robots)."""
-    chosen: list[str] = []
-    for word in words:
-        stem = word.removesuffix("s")
-        if not any(stem == other.removesuffix("s") for other in chosen):
-            chosen.append(word)
-        if len(chosen) == _LABEL_WORDS:
-            break
-    return tuple(chosen)
-
-
 def compute_map(keys: NDArray[np.int64], vectors: NDArray[np.float32], texts: Sequence[str],
                 source: Mapping[str, str]) -> CorpusMap:
     """The map of the papers `keys` with unit `vectors` and label `texts` (row-aligned);
@@ -189,7 +147,7 @@ def compute_map(keys: NDArray[np.int64], vectors: NDArray[np.float32], texts: Se
     xy = _normalise(xy)
     cluster = _clusters(xy)
     count = int(cluster.max()) + 1 if len(cluster) else 0
-    labels = _label_words(texts, cluster, count) if count else []
+    labels = label_words(texts, cluster, count) if count else []
     clusters = []
     for number in range(count):
         members = xy[cluster == number]

@@ -22,7 +22,7 @@ recommendation_study.py` measures them on the dev corpus; its table is in the do
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +32,12 @@ from .errors import QueryError
 from .filters import Filters
 from .retrieval import Ranker
 from .storage import Ranked, View
+from .words import label_words
 
 __all__ = ["CLUSTER_FLOOR", "CLUSTER_MIN_SIZE", "CLUSTER_POWER", "CLUSTER_THRESHOLD",
            "DEFAULT_METHOD", "METHODS", "Library", "classifier_direction",
-           "cluster_directions", "clusters_of", "interleave", "nearest_scores", "order_by",
-           "ranker"]
+           "cluster_directions", "clusters_of", "interleave", "library_groups",
+           "nearest_scores", "order_by", "ranker"]
 
 Vectors = NDArray[np.float32]
 #: The clusters' rules, tuned by scripts/recommendation_study.py on even topics (see
@@ -75,6 +76,8 @@ class Library:
     vectors: Vectors
     weights: NDArray[np.float32]
     negatives: Vectors
+    #: Each example's cluster, when already made (`clusters_of` at the rule's threshold).
+    clusters: NDArray[np.int64] | None = None
 
 
 def _unit(vector: Vectors) -> Vectors:
@@ -118,6 +121,18 @@ def clusters_of(vectors: Vectors, threshold: float) -> NDArray[np.int64]:
     return np.asarray(np.argmax(vectors @ means.T, axis=1), dtype=np.int64)
 
 
+def library_groups(labels: NDArray[np.int64], texts: Sequence[str]) -> list[str]:
+    """A short label for each of the library's clusters (`labels`, one per example, as
+    `clusters_of` makes them): its most characteristic words among the library's texts
+    (as the map labels its regions, `words.label_words`), else its first paper's text."""
+    count = int(labels.max()) + 1 if len(labels) else 0
+    names = []
+    for cluster, words in enumerate(label_words(texts, labels, count) if count else []):
+        first = texts[int(np.flatnonzero(labels == cluster)[0])]
+        names.append(" · ".join(words) if words else first[:60])
+    return names
+
+
 def interleave(orders: list[NDArray[np.int64]], shares: NDArray[np.float64],
                count: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """The first `count` distinct candidates taken from `orders` in turns, each order
@@ -155,7 +170,8 @@ def cluster_directions(library: Library, *, threshold: float = CLUSTER_THRESHOLD
     negatives'), and each cluster's share of the slots: its weight raised to `power`
     (1: in proportion to its size; 0.5 gives small clusters more), at least `floor`
     for a cluster of `min_size` examples or more (a topic, not a stray)."""
-    labels = clusters_of(library.vectors, threshold)
+    labels = (library.clusters if library.clusters is not None
+              and threshold == CLUSTER_THRESHOLD else clusters_of(library.vectors, threshold))
     directions, weights, sizes = [], [], []
     for label in np.unique(labels):
         inside = labels == label

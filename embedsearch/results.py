@@ -47,7 +47,8 @@ class Hit:
     and `lexical_score` (BM25) are given whenever the search computed them;
     `evidence` is the abstract's sentence that best matches the query, and
     `evidence_terms` the words of it that match. A recommendation from example papers
-    has `because`: the (up to three) examples nearest to it, nearest first.
+    has `because`: the (up to three) examples nearest to it, nearest first, and `group`:
+    the label of the cluster of examples the nearest is in.
     """
 
     rank: int
@@ -58,6 +59,7 @@ class Hit:
     evidence: str | None = None
     evidence_terms: tuple[str, ...] = ()
     because: tuple[Reason, ...] = ()
+    group: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The hit as JSON-ready data, in `HIT_COLUMNS` order: rank, score and the paper's

@@ -85,20 +85,24 @@ def check_mode(mode: str) -> str:
 @dataclass(frozen=True)
 class Reasons:
     """The example papers of a recommendation request, to name each hit's nearest:
-    their vectors (rows), ids and titles."""
+    their vectors (rows), ids and titles, and the library group each is in."""
 
     vectors: NDArray[np.float32]
     ids: tuple[str, ...]
     titles: tuple[str, ...]
+    groups: tuple[str, ...] = ()
 
-    def nearest(self, vectors: NDArray[np.float32], count: int = 3) -> list[tuple[Reason, ...]]:
-        """For each row of `vectors`, the `count` examples of highest cosine to it."""
+    def explain(self, vectors: NDArray[np.float32], count: int = 3
+                ) -> list[tuple[tuple[Reason, ...], str | None]]:
+        """For each row of `vectors`, the `count` examples of highest cosine to it, and
+        the group of the nearest."""
         if not len(self.ids) or not len(vectors):
-            return [() for _ in range(len(vectors))]
+            return [((), None) for _ in range(len(vectors))]
         similarity = vectors @ self.vectors.T
         order = np.argsort(-similarity, axis=1, kind="stable")[:, :count]
-        return [tuple(Reason(self.ids[j], self.titles[j], float(similarity[i, j]))
-                      for j in row) for i, row in enumerate(order)]
+        return [(tuple(Reason(self.ids[j], self.titles[j], float(similarity[i, j]))
+                       for j in row), self.groups[row[0]] if self.groups else None)
+                for i, row in enumerate(order)]
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,7 @@ class Retriever:
                    else None)
         dense = vectors @ request.vector if vectors is not None and request.vector is not None \
             else None
-        because = (request.reasons.nearest(vectors) if request.reasons is not None
+        because = (request.reasons.explain(vectors) if request.reasons is not None
                    and vectors is not None else None)
         lexical = (self._lexical_scores(request.text, keys, lexical_ranking)
                    if request.text and mode != "dense" and len(keys) else None)
@@ -208,6 +212,7 @@ class Retriever:
                 lexical_score=float(lexical[i]) if lexical is not None else None,
                 evidence=found[i].sentence if found else None,
                 evidence_terms=found[i].terms if found else (),
-                because=because[i] if because else ())
+                because=because[i][0] if because else (),
+                group=because[i][1] if because else None)
             for i, (rank, score, key) in enumerate(zip(range(1, len(keys) + 1), scores, keys))
         ]

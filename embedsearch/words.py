@@ -20,7 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["BOILERPLATE", "GENERIC_WORDS", "STOPWORDS", "WORDS_FILE", "Tokenized", "Tokenizer",
-           "WordCounts", "WordStatistics", "bm25_idf", "find_terms", "lucene_idf"]
+           "WordCounts", "WordStatistics", "bm25_idf", "find_terms", "label_words",
+           "lucene_idf"]
+
+#: How many words name a group of texts (a region of the map, a recommendation group).
+_LABEL_WORDS = 3
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 #: The 33 Lucene English stopwords: what BM25 never counts (the bm25s default).
@@ -227,3 +231,43 @@ class WordCounts(Tokenized):
                        np.asarray(data["df"], dtype=np.int64), int(data["papers"]))
 
 
+def label_words(texts: Sequence[str], cluster: NDArray[np.integer],
+                 clusters: int) -> list[tuple[str, ...]]:
+    """Each cluster's most characteristic words (the map's labels, a recommendation
+    group's): those whose share of the cluster's words
+    most exceeds their share of the corpus, weighted by how common they are there
+    (p(w|c)·log(p(w|c)/p(w))), so that words every area uses score nothing."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+    many = len(texts) >= 50
+    vectorizer = CountVectorizer(stop_words=sorted(ENGLISH_STOP_WORDS | GENERIC_WORDS),
+                                 token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z-]{2,}\b",
+                                 min_df=2 if len(texts) >= 20 else 1, max_df=0.5 if many else 1.0)
+    try:
+        counts = vectorizer.fit_transform(texts)
+    except ValueError:  # no word survives (empty or stop-word-only texts)
+        return [() for _ in range(clusters)]
+    words = vectorizer.get_feature_names_out()
+    per_cluster = np.zeros((clusters, counts.shape[1]), np.float64)
+    for number in range(clusters):
+        rows = np.flatnonzero(cluster == number)
+        if len(rows):
+            per_cluster[number] = np.asarray(counts[rows].sum(axis=0)).ravel()
+    p_word = per_cluster.sum(axis=0) / max(per_cluster.sum(), 1.0)
+    p_in = per_cluster / np.maximum(per_cluster.sum(axis=1, keepdims=True), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.where(p_in > 0, p_in * np.log(p_in / np.maximum(p_word, 1e-12)), 0.0)
+    return [_distinct(str(words[i]) for i in np.argsort(-row)[:4 * _LABEL_WORDS] if row[i] > 0)
+            for row in scores]
+
+
+def _distinct(words: Iterable[str]) -> tuple[str, ...]:
+    """The first `_LABEL_WORDS` words, skipping plurals of words taken (robot, robots)."""
+    chosen: list[str] = []
+    for word in words:
+        stem = word.removesuffix("s")
+        if not any(stem == other.removesuffix("s") for other in chosen):
+            chosen.append(word)
+        if len(chosen) == _LABEL_WORDS:
+            break
+    return tuple(chosen)

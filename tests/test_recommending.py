@@ -3,7 +3,7 @@ papers: the default (clusters in turns) hears the small topic that the mean drow
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +12,7 @@ import pytest
 from embedsearch import Filters, QueryError, SearchEngine
 from embedsearch.devset import DevSet
 from embedsearch.recommending import METHODS, Library, clusters_of, interleave
-from tests.conftest import DEV_DATA, needs_dev_data
+from tests.conftest import DEV_DATA, CliResult, needs_dev_data
 
 pytestmark = needs_dev_data
 BACKGROUND = 3000
@@ -138,3 +138,22 @@ def test_each_recommendation_names_its_nearest_examples(
     assert all(reason.id.startswith("mine:") for hit in outside for reason in hit.because)
     assert all(not hit.because for hit in engine.search("graphs", k=3))
     assert "because" not in engine.search("graphs", k=1)[0].to_dict()
+
+
+def test_recommendations_are_grouped_by_the_librarys_clusters(
+        topics: tuple[SearchEngine, list[str], list[str]],
+        cli: Callable[..., CliResult]) -> None:
+    engine, large, small = topics
+    library = large[:30] + small[:3]
+    hits = engine.similar(library, k=200)
+    groups = {hit.group for hit in hits}
+    assert None not in groups and len(groups) >= 2
+    small_groups = {hit.group for hit in hits if hit.because[0].id in small[:3]}
+    large_groups = {hit.group for hit in hits if hit.because[0].id in large[:30]}
+    assert small_groups and not small_groups & large_groups  # B's papers are a group apart
+    ids = cli("similar", *library, "--index", engine.path, "-k", "20", "--group",
+              "--no-evidence", "-q")
+    headings = [line for line in ids.out.splitlines() if line.startswith("── ")]
+    shown = {hit.group for hit in engine.similar(library, k=20)}
+    assert ids.code == 0 and len(headings) == len(shown)
+    assert {line[3:].rsplit(" (", 1)[0] for line in headings} == shown

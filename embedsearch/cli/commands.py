@@ -214,7 +214,7 @@ def similar(args: argparse.Namespace) -> None:
         ids = [paper.id for paper in papers]
     else:
         hits = engine.similar(ids, args.k, negatives=args.negative or (), **options)
-    output.results([(hits, {"query_id": ",".join(ids)})], _shape(args))
+    output.results([(hits, {"query_id": ",".join(ids)})], _shape(args), group=args.group)
 
 
 def overview(args: argparse.Namespace) -> None:

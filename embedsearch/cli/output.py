@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..projection import CorpusMap
     from ..results import Hit
 
-__all__ = ["SHAPES", "corpus_map", "hits", "info", "paper", "results", "snippet"]
+__all__ = ["SHAPES", "corpus_map", "grouped", "hits", "info", "paper", "results", "snippet"]
 
 #: How `results` prints hits: a readable list, or the formats of `export`.
 SHAPES = ("text", "jsonl", "bibtex", "csv")
@@ -101,12 +101,28 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
             out.write(_clip(f"{indent}because you have {named}", width) + "\n")
 
 
+def grouped(found: Sequence[Hit]) -> list[tuple[str, list[Hit]]]:
+    """Recommendations by the library group of their nearest example (`Hit.group`), the
+    groups in the order of their best hit, each keeping its hits' order."""
+    groups: dict[str, list[Hit]] = {}
+    for hit in found:
+        groups.setdefault(hit.group or "", []).append(hit)
+    return list(groups.items())
+
+
 def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,
-            out: IO[str] | None = None) -> None:
+            out: IO[str] | None = None, *, group: bool = False) -> None:
     """Print the hits of one or more queries, each with what names its query (`query`
     and `query_index`, or `query_id`). CSV has one header; a .bib file holds each paper
-    once, whichever queries found it."""
+    once, whichever queries found it. `group`: text output under a heading for each
+    library group (JSON and CSV carry each hit's `group` anyway)."""
     out = out or sys.stdout
+    if group and shape == "text":
+        for found, extra in batches:
+            for name, members in grouped(found):
+                out.write(f"\n── {name or 'other'} ({len(members)}) ──\n")
+                hits(members, json_lines=False, out=out, **extra)
+        return
     if shape in ("bibtex", "csv"):
         from .. import export
 

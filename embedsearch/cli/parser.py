@@ -302,6 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "one), mean (one direction, their mean), classifier (a "
                               "logistic regression against the index), nearest (each "
                               "candidate by its nearest given papers)")
+    similar.add_argument("--group", action="store_true",
+                         help="print the papers under the group of your papers they are "
+                              "like (the given papers' clusters, each named by its "
+                              "characteristic words)")
     _add_reading_checks(similar)
     _add_query_options(similar)
     similar.set_defaults(run=run.similar)

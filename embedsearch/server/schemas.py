@@ -95,6 +95,7 @@ _HIT_TYPES: dict[str, Any] = {
     "evidence": (str | None, None),
     "evidence_terms": (list[str] | None, None),
     "because": (list[ReasonOut] | None, None),
+    "group": (str | None, None),
 }
 #: What `results.hit_record` adds: batch results query_index and query, similar-paper
 #: results query_id.
