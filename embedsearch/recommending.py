@@ -49,7 +49,9 @@ CLUSTER_THRESHOLD = 0.55
 #: ...each cluster's slots in proportion to its weight (power 1: giving small clusters
 #: more, 0.5 or 0, found no more minority papers and fewer of the majority)...
 CLUSTER_POWER = 1.0
-#: ...and never less than this share...
+#: ...and never less than this share (0.2 and 0.3 found exactly what 0.1 did on the
+#: even topics: a small topic's slots are not what keeps its papers out of the top 20,
+#: its cluster's direction is)...
 CLUSTER_FLOOR = 0.1
 #: ...when it holds at least this many examples: a lone example is a stray, not a topic
 #: (with 2, the majority topic was found in the top 20 for 0.273 of even libraries

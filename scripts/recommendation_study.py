@@ -54,11 +54,11 @@ def variants(split: str) -> dict[str, object]:
     """The methods, with the settings tried when tuning (even) or the ones picked."""
     found: dict[str, object] = {"mean": lambda lib, c, bg: mean_order(lib, c)}
     tuning = split == "even"
-    for threshold in ((0.55,) if tuning else (0.55,)):
-        for size in ((1, 2, 3) if tuning else (2,)):
-            found[f"clusters t={threshold} min={size}"] = (
-                lambda lib, c, bg, t=threshold, m=size: clusters_order(
-                    lib, c, threshold=t, floor=0.1, power=1.0, min_size=m))
+    for floor, power in (((0.1, 1.0), (0.2, 1.0), (0.3, 1.0), (0.2, 0.5)) if tuning
+                         else ((0.1, 1.0),)):
+        found[f"clusters floor={floor} p={power}"] = (
+            lambda lib, c, bg, f=floor, p=power: clusters_order(
+                lib, c, threshold=0.55, floor=f, power=p, min_size=2))
     for strength in ((3.0,) if tuning else (3.0,)):
         found[f"classifier C={strength}"] = (
             lambda lib, c, bg, s=strength: classifier_order(lib, c, bg, strength=s))

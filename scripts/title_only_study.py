@@ -26,6 +26,7 @@ import numpy as np
 from embedsearch.devset import DevSet
 from embedsearch.encoding import Encoder
 from embedsearch.papers import Paper, embedding_text
+from embedsearch.recommending import METHODS, Library, order_by
 
 VARIANTS = {
     "title": lambda p, kw: p.title,
@@ -45,6 +46,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--bibliography", type=int, default=12)
     parser.add_argument("--with-abstracts", type=int, default=2)
     parser.add_argument("--split", choices=("even", "odd", "all"), default="all")
+    parser.add_argument("--method", choices=sorted(METHODS), default="mean",
+                        help="how the bibliography ranks the 5,000 (recommending.METHODS); "
+                             "mean as when this study chose the weights")
     args = parser.parse_args(argv)
     dev = DevSet(args.data)
     papers, stored = dev.papers, dev.stored_vectors()
@@ -73,9 +77,21 @@ def main(argv: list[str]) -> int:
             titles = encoder.encode_documents(texts) if texts else np.zeros((0, full.shape[1]))
             for weight in WEIGHTS:
                 weights = np.r_[np.ones(len(full)), np.full(len(titles), weight)]
-                vector = (np.r_[full, titles] * weights[:, None]).sum(0) / weights.sum()
-                scores = stored[index] @ vector
-                rank = int((scores > scores[0]).sum()) + 1
+                if args.method == "mean":
+                    vector = (np.r_[full, titles] * weights[:, None]).sum(0) / weights.sum()
+                    scores = stored[index] @ vector
+                    rank = int((scores > scores[0]).sum()) + 1
+                else:
+                    keep = weights > 0
+                    library = Library(np.r_[full, titles][keep].astype(np.float32),
+                                      weights[keep].astype(np.float32),
+                                      np.zeros((0, full.shape[1]), np.float32))
+                    candidates = stored[index].astype(np.float32)
+                    # Its own generator: the topics' draws stay those of `mean`.
+                    background = candidates[random.Random(0).sample(range(len(index)),
+                                                                    1000)]
+                    order = order_by(args.method, library, candidates, background)
+                    rank = int(np.flatnonzero(order == 0)[0]) + 1
                 results.setdefault((query.qid, name, weight), []).append(rank)
     print(f"{len({k[0] for k in results})} topics ({args.split}), bibliography of "
           f"{args.bibliography} ({args.with_abstracts} with abstracts), index of "
