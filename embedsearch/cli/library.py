@@ -33,7 +33,7 @@ def add_library_options(parser: argparse.ArgumentParser, *, required: bool = Fal
                         help="with --zotero: only items in this collection or its "
                              "sub-collections (a path Thesis/Methods or a name)")
     chosen.add_argument("--tag", metavar="TAG", help="with --zotero: only items with this tag")
-    chosen.add_argument("--group", metavar="NAME",
+    chosen.add_argument("--group-library", dest="group", metavar="NAME",
                         help="with --zotero: this group library instead of My Library")
 
 

@@ -9,14 +9,15 @@ from ..errors import InputError
 
 __all__ = ["inputs", "library"]
 
-_SELECTORS = ("collection", "tag", "group")
+#: Each ZoteroLibrary selector and the option that gives it.
+_SELECTORS = {"collection": "--collection", "tag": "--tag", "group": "--group-library"}
 
 
 def library(args: argparse.Namespace) -> Any:
     """The `ZoteroLibrary` --zotero names, or None."""
     given = {name: getattr(args, name, None) for name in _SELECTORS}
     if getattr(args, "zotero", None) is None:
-        stray = [f"--{name}" for name, value in given.items() if value is not None]
+        stray = [_SELECTORS[name] for name, value in given.items() if value is not None]
         if stray:
             raise InputError(f"{stray[0]} chooses what to read of a Zotero library: give "
                              "--zotero [DATA_DIR] too (a Milvus collection is "

@@ -113,6 +113,11 @@ def test_recommendations_from_a_collection(tmp_path: Path, seed_files: list[Path
     assert len(hits) == 5
     stray = cli("build", *seed_files, "--out", tmp_path / "x", "--collection", "Graphs")
     assert stray.code != 0 and "give --zotero" in stray.err
+    stray = cli("build", *seed_files, "--out", tmp_path / "x", "--group-library", "Lab")
+    assert stray.code != 0 and "--group-library chooses" in stray.err
+    grouped = cli("build", "--zotero", writer.folder, "--group-library", "Nope", "--out",
+                  tmp_path / "z")
+    assert grouped.code != 0 and "no group library named 'Nope'" in grouped.err
     missing = cli("build", "--out", tmp_path / "y")
     assert missing.code != 0 and "--zotero" in missing.err
     writer.close()
