@@ -23,16 +23,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .papers import Paper, embedding_text, normalise_title
-from .recommending import CLUSTER_THRESHOLD, Library, clusters_of, library_groups, ranker
+from .recommending import (
+    CLUSTER_THRESHOLD,
+    Library,
+    clusters_of,
+    example_vector,
+    library_groups,
+    ranker,
+    unit,
+)
 from .retrieval import Reasons, Request
 from .storage import View
 
-__all__ = ["NEGATIVE_WEIGHT", "TITLE_ONLY_WEIGHT", "Examples", "example_text",
-           "example_vector", "like_keys", "like_papers", "match_keys", "pull_towards",
-           "resolve_examples"]
+__all__ = ["TITLE_ONLY_WEIGHT", "Examples", "example_text", "like_keys", "like_papers",
+           "match_keys", "pull_towards", "resolve_examples"]
 
-#: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
-NEGATIVE_WEIGHT = 0.5
 #: The weight of an example encoded from its title alone, against 1 for one with an
 #: abstract or stored in the index. scripts/title_only_study.py hid one paper of a dev
 #: keyword topic among 5,000 and gave 12 others as a bibliography, 2 with abstracts:
@@ -44,38 +49,13 @@ TITLE_ONLY_WEIGHT = 0.5
 _log = logging.getLogger("embedsearch")
 
 
-def _mean(vectors: NDArray[np.float32], weights: NDArray[np.float32] | None
-          ) -> NDArray[np.float32]:
-    if weights is None:
-        return np.asarray(vectors.mean(0), dtype=np.float32)
-    return np.asarray((vectors * weights[:, None]).sum(0) / weights.sum(), dtype=np.float32)
-
-
-def example_vector(positives: NDArray[np.float32], negatives: NDArray[np.float32], *,
-                   positive_weights: NDArray[np.float32] | None = None,
-                   negative_weights: NDArray[np.float32] | None = None
-                   ) -> NDArray[np.float32]:
-    """The direction of "like these, unlike those", of unit length: the (weighted) mean of
-    the positive vectors minus NEGATIVE_WEIGHT times that of the negative ones (none:
-    nothing taken)."""
-    vector = _mean(positives, positive_weights)
-    if len(negatives):
-        vector = vector - NEGATIVE_WEIGHT * _mean(negatives, negative_weights)
-    return _unit(vector)
-
-
 def pull_towards(query: NDArray[np.float32],
                  examples: NDArray[np.float32]) -> NDArray[np.float32]:
     """A query vector pulled towards example papers (`search`'s `positives`): the query
     plus the mean of the examples' vectors, of unit length; the query itself if none."""
     if not len(examples):
         return query
-    return _unit(query + examples.mean(0))
-
-
-def _unit(vector: NDArray[np.float32]) -> NDArray[np.float32]:
-    return np.ascontiguousarray(vector / max(float(np.linalg.norm(vector)), 1e-12),
-                                dtype=np.float32)
+    return unit(query + examples.mean(0))
 
 
 def example_text(papers: Sequence[Paper]) -> str:

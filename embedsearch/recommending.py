@@ -35,11 +35,13 @@ from .storage import Ranked, View
 from .words import label_words
 
 __all__ = ["CLUSTER_FLOOR", "CLUSTER_MIN_SIZE", "CLUSTER_POWER", "CLUSTER_THRESHOLD",
-           "DEFAULT_METHOD", "METHODS", "Library", "classifier_direction",
-           "cluster_directions", "clusters_of", "interleave", "library_groups",
-           "nearest_scores", "order_by", "ranker"]
+           "DEFAULT_METHOD", "METHODS", "NEGATIVE_WEIGHT", "Library", "classifier_direction",
+           "cluster_directions", "clusters_of", "example_vector", "interleave",
+           "library_groups", "nearest_scores", "order_by", "ranker", "unit"]
 
 Vectors = NDArray[np.float32]
+#: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
+NEGATIVE_WEIGHT = 0.5
 #: The clusters' rules, tuned by scripts/recommendation_study.py on even topics (see
 #: docs/explanation/recommendations.md; thresholds 0.55/0.6/0.65, shares by weight to
 #: the power 1/0.5/0): clusters stop merging at this cosine distance (average
@@ -82,21 +84,34 @@ class Library:
     clusters: NDArray[np.int64] | None = None
 
 
-def _unit(vector: Vectors) -> Vectors:
-    return np.asarray(vector / max(float(np.linalg.norm(vector)), 1e-12), dtype=np.float32)
+def unit(vector: Vectors) -> Vectors:
+    """`vector` scaled to unit length (a zero vector stays zero), contiguous float32."""
+    return np.ascontiguousarray(vector / max(float(np.linalg.norm(vector)), 1e-12),
+                                dtype=np.float32)
 
 
-def _mean_direction(vectors: Vectors, weights: NDArray[np.float32],
-                    negatives: Vectors, negative_weight: float = 0.5) -> Vectors:
-    vector = (vectors * weights[:, None]).sum(0) / max(float(weights.sum()), 1e-12)
+def _mean(vectors: Vectors, weights: NDArray[np.float32] | None) -> Vectors:
+    if weights is None:
+        return np.asarray(vectors.mean(0), dtype=np.float32)
+    return np.asarray((vectors * weights[:, None]).sum(0) / weights.sum(), dtype=np.float32)
+
+
+def example_vector(positives: Vectors, negatives: Vectors, *,
+                   positive_weights: NDArray[np.float32] | None = None,
+                   negative_weights: NDArray[np.float32] | None = None) -> Vectors:
+    """The direction of "like these, unlike those", of unit length: the (weighted) mean of
+    the positive vectors minus NEGATIVE_WEIGHT times that of the negative ones (none:
+    nothing taken). The `mean` way, and each cluster's direction in the `clusters` one."""
+    vector = _mean(positives, positive_weights)
     if len(negatives):
-        vector = vector - negative_weight * negatives.mean(0)
-    return _unit(vector)
+        vector = vector - NEGATIVE_WEIGHT * _mean(negatives, negative_weights)
+    return unit(vector)
 
 
 def mean_order(library: Library, candidates: Vectors) -> NDArray[np.int64]:
     """Candidates by cosine to the library's weighted mean (minus its negatives')."""
-    scores = candidates @ _mean_direction(library.vectors, library.weights, library.negatives)
+    scores = candidates @ example_vector(library.vectors, library.negatives,
+                                         positive_weights=library.weights)
     return np.argsort(-scores, kind="stable")
 
 
@@ -118,7 +133,7 @@ def clusters_of(vectors: Vectors, threshold: float) -> NDArray[np.int64]:
     sample = np.sort(np.random.default_rng(0).choice(len(vectors), MAX_CLUSTERED,
                                                      replace=False))
     labels = np.asarray(model.fit_predict(vectors[sample]), dtype=np.int64)
-    means = np.array([_unit(vectors[sample][labels == label].mean(0))
+    means = np.array([unit(vectors[sample][labels == label].mean(0))
                       for label in range(int(labels.max()) + 1)])
     return np.asarray(np.argmax(vectors @ means.T, axis=1), dtype=np.int64)
 
@@ -128,6 +143,8 @@ def library_groups(labels: NDArray[np.int64], texts: Sequence[str]) -> list[str]
     `clusters_of` makes them): its most characteristic words among the library's texts
     (as the map labels its regions, `words.label_words`), else its first paper's text."""
     count = int(labels.max()) + 1 if len(labels) else 0
+    if count == 1:  # no word is more of the one cluster than of the library: its paper
+        return [texts[0][:60]]
     names = []
     for cluster, words in enumerate(label_words(texts, labels, count) if count else []):
         first = texts[int(np.flatnonzero(labels == cluster)[0])]
@@ -177,8 +194,8 @@ def cluster_directions(library: Library, *, threshold: float = CLUSTER_THRESHOLD
     directions, weights, sizes = [], [], []
     for label in np.unique(labels):
         inside = labels == label
-        directions.append(_mean_direction(library.vectors[inside], library.weights[inside],
-                                          library.negatives))
+        directions.append(example_vector(library.vectors[inside], library.negatives,
+                                         positive_weights=library.weights[inside]))
         weights.append(float(library.weights[inside].sum()))
         sizes.append(int(inside.sum()))
     shares = np.asarray(weights) ** power
@@ -213,7 +230,7 @@ def classifier_direction(library: Library, background: Vectors, *,
                     np.ones(len(background))]
     model = LogisticRegression(C=strength, class_weight="balanced", max_iter=200)
     model.fit(inputs, labels, sample_weight=weights)
-    return _unit(np.asarray(model.coef_[0], dtype=np.float32))
+    return unit(np.asarray(model.coef_[0], dtype=np.float32))
 
 
 def classifier_order(library: Library, candidates: Vectors, background: Vectors, *,
@@ -231,7 +248,7 @@ def nearest_scores(library: Library, candidates: Vectors, *,
     m = min(neighbours, similarity.shape[1])
     scores = np.partition(similarity, similarity.shape[1] - m, axis=1)[:, -m:].mean(1)
     if len(library.negatives):
-        scores = scores - 0.5 * (candidates @ library.negatives.T).max(1)
+        scores = scores - NEGATIVE_WEIGHT * (candidates @ library.negatives.T).max(1)
     return np.asarray(scores, dtype=np.float32)
 
 
