@@ -95,11 +95,6 @@ class ZoteroLibrary:
         return cls(folder or None, collection=chosen.get("collection"),
                    tag=chosen.get("tag"), group=chosen.get("group"))
 
-    def __str__(self) -> str:
-        chosen = "&".join(f"{name}={getattr(self, name)}" for name in _SELECTORS
-                          if getattr(self, name))
-        return f"{self.PREFIX}{self.data_dir or ''}{'?' + chosen if chosen else ''}"
-
     @property
     def database(self) -> Path:
         """The library's zotero.sqlite (InputError when there is none)."""

@@ -54,14 +54,12 @@ class Selection:
 @dataclass(frozen=True)
 class ZoteroItem:
     """One regular item, as our record layout (see `records.paper_from_record`), with
-    its PDF files and what tells a changed item: Zotero's modification time and version."""
+    its PDF files. (A sync tells a changed item by comparing its paper with the stored
+    one, which Zotero's modification time would not make cheaper.)"""
 
     key: str
     record: dict[str, object]
     pdfs: tuple[Path, ...]
-    modified: str
-    version: int
-    item_type: str
 
 
 def _year(date: str) -> int | None:
@@ -220,6 +218,5 @@ def select_items(tables: Tables, selection: Selection, database: Path, data_dir:
             passed.append((name, row.key, "in the trash"))
         else:
             items.append(ZoteroItem(row.key, _record(row, library, paths),
-                                    _pdfs(row, tables, data_dir, base), row.modified,
-                                    row.version, row.item_type))
+                                    _pdfs(row, tables, data_dir, base)))
     return library, items, passed

@@ -36,8 +36,6 @@ class Row:
     key: str
     library_id: int
     item_type: str
-    modified: str
-    version: int
     trashed: bool
     fields: dict[str, str] = field(default_factory=dict)
     creators: list[tuple[str, str, int, str]] = field(default_factory=list)
@@ -105,11 +103,10 @@ def _items(db: sqlite3.Connection, names: set[str], libraries: dict[int, Library
            ) -> dict[int, Row]:
     types = "itemTypesCombined" if "itemTypesCombined" in names else "itemTypes"
     rows = db.execute(
-        f"SELECT i.itemID, i.key, i.libraryID, t.typeName, i.dateModified, i.version, "
-        f"d.itemID IS NOT NULL FROM items i JOIN {types} t ON t.itemTypeID = i.itemTypeID "
+        f"SELECT i.itemID, i.key, i.libraryID, t.typeName, d.itemID IS NOT NULL "
+        f"FROM items i JOIN {types} t ON t.itemTypeID = i.itemTypeID "
         f"LEFT JOIN deletedItems d ON d.itemID = i.itemID ORDER BY i.itemID")
-    return {int(r[0]): Row(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4] or ""),
-                           int(r[5] or 0), bool(r[6]))
+    return {int(r[0]): Row(int(r[0]), str(r[1]), int(r[2]), str(r[3]), bool(r[4]))
             for r in rows if int(r[2]) in libraries}
 
 
