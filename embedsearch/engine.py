@@ -47,6 +47,7 @@ from .storage import Storage, Target, View
 from .storage.backup import backup_index
 from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 from .syncing import SyncReport, SyncSource, plan_sync, stored_vectors
+from .watching import WatchList
 
 __all__ = ["SearchEngine"]
 
@@ -297,6 +298,24 @@ class SearchEngine:
         with self.snapshot() as view:  # a write swaps the store; never read a closed one
             key = self._key(view, paper_id)
             return view.papers([key])[key]
+
+    def count(self, filters: Filters | None = None) -> int:
+        """How many papers the index holds that `filters` admit (all, without)."""
+        with self.snapshot() as view:
+            return view.count(filters) if filters else len(view)
+
+    def added(self, paper_ids: Iterable[str]) -> dict[str, str]:
+        """When the index received each of `paper_ids` it holds: an instant (UTC, ISO
+        8601, see `dates`), or '' for a paper written before indexes kept dates."""
+        with self.snapshot() as view:
+            keys = view.keys_of(paper_ids)
+            when = view.added(keys.values())
+            return {paper_id: when.get(key, "") for paper_id, key in keys.items()}
+
+    @property
+    def watches(self) -> WatchList:
+        """The saved searches kept with this index (`watching`), for digests."""
+        return WatchList(self._directory.path)
 
     def _key(self, view: View, paper_id: str) -> int:
         found = view.keys_of([paper_id])

@@ -1,4 +1,5 @@
-"""Metadata filters for search and similar: years, venues, keywords, collections.
+"""Metadata filters for search and similar: years, venues, keywords, collections, and
+when the index received a paper.
 
 Within one field the values are alternatives (any venue listed); across fields all must
 hold. Matching of venues and keywords ignores case. A bad value is a QueryError whose
@@ -12,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .dates import parse_since
 from .errors import QueryError
 
 __all__ = ["COLLECTION_SEPARATOR", "Filters", "collection_names"]
@@ -29,7 +31,9 @@ class Filters:
     A paper passes when its year is within the bounds (either may be open), its venue
     is one of `venues`, one of its keywords is one of `keywords` and it is in one of
     `collections` or their sub-collections (each ignoring case; an empty list admits
-    all). A collection is named by its path ("Thesis/Methods") or its own name
+    all), and the index received it after `added_after` (an instant, see `dates`; papers
+    an index received before it kept dates count as older than any). A collection is
+    named by its path ("Thesis/Methods") or its own name
     ("Methods"), see `collection_names`. Searches rank within the papers that pass, so a
     filtered search still returns `k` hits whenever `k` papers pass. Build one from
     user text with `Filters.parse`.
@@ -40,10 +44,11 @@ class Filters:
     venues: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     collections: tuple[str, ...] = ()
+    added_after: str | None = None
 
     def __bool__(self) -> bool:
         return bool(self.year_min or self.year_max or self.venues or self.keywords
-                    or self.collections)
+                    or self.collections or self.added_after)
 
     @classmethod
     def parse(
@@ -52,6 +57,7 @@ class Filters:
         venues: Iterable[str] = (),
         keywords: Iterable[str] = (),
         collections: Iterable[str] = (),
+        added_since: str | None = None,
     ) -> Filters:
         """Filters from user text, as the CLI and the server take them.
 
@@ -61,10 +67,13 @@ class Filters:
             keywords: author keywords, any of which matches (case ignored).
             collections: collections (a path "Thesis/Methods" or a name), any of which
                 matches a paper in it or in a sub-collection of it (case ignored).
+            added_since: papers the index received since then: a date ("2026-12-01"),
+                a date and time, or a span back from now ("7d"); see `dates.parse_since`.
 
         Raises:
             QueryError: a year that is not one, a range whose start is after its end,
-                or an empty venue or keyword; `parameter` names which.
+                an empty venue or keyword, or a time that is not one; `parameter` names
+                which.
 
         Example:
             ```python
@@ -82,6 +91,8 @@ class Filters:
             keywords=_clean(keywords, "keywords"),
             collections=tuple(_collection(name) for name in
                               _clean(collections, "collections")),
+            added_after=(parse_since(added_since, parameter="added_since")
+                         if added_since else None),
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -92,6 +103,7 @@ class Filters:
             "venues": list(self.venues),
             "keywords": list(self.keywords),
             "collections": list(self.collections),
+            "added_after": self.added_after,
         }
 
 

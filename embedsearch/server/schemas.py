@@ -139,6 +139,8 @@ class FiltersOut(BaseModel):
     venues: list[str]
     keywords: list[str]
     collections: list[str] = []
+    #: Only papers the index received after this instant (UTC, ISO 8601), if set.
+    added_after: str | None = None
 
 
 class SearchOut(BaseModel):

@@ -118,6 +118,15 @@ class View(ABC):
         """The stored unit vectors of `keys`, in that order."""
 
     @abstractmethod
+    def count(self, filters: Filters) -> int:
+        """How many papers `filters` admits."""
+
+    @abstractmethod
+    def added(self, keys: Iterable[int]) -> dict[int, str]:
+        """When the index received each of `keys` it holds: an instant (`dates`), or ''
+        for a paper written before the index kept dates."""
+
+    @abstractmethod
     def dense(self, vector: NDArray[np.float32], depth: int, filters: Filters | None,
               exclude: NDArray[np.int64]) -> Ranked:
         """The `depth` papers of highest inner product with `vector`."""

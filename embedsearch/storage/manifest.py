@@ -10,7 +10,9 @@ Format versions this code has written:
     3   segments: a local generation lists immutable segments (`segments`), each a
         folder of its own papers.sqlite, vectors, lexical.npz and deletions; keys are
         handed out from `next_key`. Milvus indexes list none. The vector index's entry
-        names its `implementation` (format 2: `backend`).
+        names its `implementation` (format 2: `backend`). Later, without a version
+        change, a local manifest gained `additions` (when each write added its papers;
+        read as none when absent: such papers have no date).
 
 A version-3 manifest opens as it is. An earlier one is refused with the command that
 upgrades it (`embedsearch upgrade`, see `upgrade`); one newer than this code is refused
@@ -59,6 +61,9 @@ class Manifest:
     segments: list[dict[str, Any]] = field(default_factory=list)
     #: The key the next added paper gets: keys are never reused.
     next_key: int = 1
+    #: When papers arrived, in a local index: [first key, instant] for each write that
+    #: added some, oldest first (see `storage.local.additions`).
+    additions: list[list[Any]] = field(default_factory=list)
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
     software: str = ""

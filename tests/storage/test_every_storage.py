@@ -33,6 +33,7 @@ from embedsearch import (
     QueryError,
     SearchEngine,
 )
+from embedsearch.dates import now
 from embedsearch.storage.exact import exact_search
 from embedsearch.syncing import SourceState
 from tests.conftest import (
@@ -284,6 +285,31 @@ def test_add_remove_and_reopen(fresh: SearchEngine) -> None:
                            capture_output=True, text=True, check=True)
     ids = [json.loads(line)["id"] for line in found.stdout.splitlines()]
     assert len(ids) == 3 and LORVP not in ids
+
+
+def test_papers_are_dated_by_the_write_that_added_them(fresh: SearchEngine) -> None:
+    built = now()
+    new = [{"id": f"new:{i}", "title": title, "abstract": abstract} for i, (title, abstract)
+           in enumerate([("Xenobots", "Reconfigurable organisms assembled from frog cells."),
+                         ("Frog cells", "Living machines built from amphibian cells."),
+                         ("Prompts", "Visual prompts for low-rank adaptation of images.")])]
+    assert fresh.add(new[:2]) == 2
+    between = now()
+    assert fresh.add(new[2:]) == 1
+    when = fresh.added([LORVP, "new:0", "new:1", "new:2", "absent"])
+    assert "absent" not in when
+    assert when[LORVP] < built < when["new:0"] == when["new:1"] < between < when["new:2"]
+    since_build = Filters(added_after=built)
+    assert fresh.count(since_build) == 3 and fresh.count() == len(fresh) == 41
+    assert {h.paper.id for h in fresh.search("frog cells", k=10, filters=since_build)} == {
+        "new:0", "new:1", "new:2"}
+    hits = fresh.search("visual prompting", k=10, filters=Filters(added_after=between))
+    assert [h.paper.id for h in hits] == ["new:2"]
+    assert fresh.search("frog", k=5, filters=Filters(added_after=now())) == []
+    fresh.remove(["new:1"])
+    fresh.compact()  # a merge keeps each paper's date
+    assert fresh.added(["new:0", "new:2"]) == {"new:0": when["new:0"], "new:2": when["new:2"]}
+    assert fresh.count(since_build) == 2
 
 
 @dataclasses.dataclass

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from ...papers import Paper
 from ..base import IndexOptions, Storage, View, lexical_texts
 from ..layout import Lease, Manifest, Staging
+from .additions import recorded
 from .lexical import LexicalIndex
 from .merging import MergePolicy, merge_segments, plan_merge
 from .segment import (
@@ -72,6 +73,7 @@ class LocalStorage(Storage):
                           "memory_budget": options.memory_budget}
         manifest.storage = {"kind": self.kind}
         manifest.segments, manifest.next_key = [record], len(papers) + 1
+        manifest.additions = recorded([], 1)
         return self._commit(staging, manifest)
 
     def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:
@@ -133,6 +135,7 @@ class LocalStorage(Storage):
                                               manifest.count + len(papers)))
         return dataclasses.replace(manifest, segments=[*manifest.segments, record],
                                    next_key=int(keys[-1]) + 1,
+                                   additions=recorded(manifest.additions, int(keys[0])),
                                    count=manifest.count + len(papers))
 
     def _deleted(self, staging: Staging, newest: Manifest,

@@ -256,10 +256,15 @@ class PaperStore:
         for row in self._db.execute(f"SELECT {self._columns} FROM papers ORDER BY key"):
             yield int(row["key"]), _row_to_paper(row)
 
-    def filter_keys(self, filters: Filters) -> NDArray[np.int64]:
-        """Keys of the papers `filters` admits, ascending."""
+    def filter_keys(self, filters: Filters, *, min_key: int | None = None
+                    ) -> NDArray[np.int64]:
+        """Keys of the papers `filters` admits, ascending; from `min_key` on if given (the
+        store knows no dates: its index turns `filters.added_after` into a key)."""
         clauses: list[str] = []
         args: list[object] = []
+        if min_key is not None:
+            clauses.append("key >= ?")
+            args.append(min_key)
         if filters.year_min is not None:
             clauses.append("year >= ?")
             args.append(filters.year_min)

@@ -17,6 +17,7 @@ from ...filters import Filters
 from ...papers import Paper, normalise_title
 from ..base import Ranked, View, WordStatistics
 from ..layout import Lease, Manifest
+from .additions import added_at, first_key_after
 from .lexical import LexicalSearch
 from .segment import Segment
 
@@ -125,16 +126,37 @@ class LocalView(View):
                 out[positions] = segment.vectors.reconstruct(keys[positions])
         return out
 
+    def count(self, filters: Filters) -> int:
+        allowed = self._allowed_keys(filters)
+        return len(self) if allowed is None else sum(len(keys) for keys in allowed)
+
+    def added(self, keys: Iterable[int]) -> dict[int, str]:
+        wanted = np.asarray(list(keys), dtype=np.int64)
+        held = [int(key) for key in wanted[np.isin(wanted, self.keys())]]
+        return dict(zip(held, added_at(self.manifest.additions, held)))
+
     def _allowed_keys(self, filters: Filters | None) -> list[NDArray[np.int64]] | None:
         """Per segment, the live keys `filters` admits; remembered, as a batch of queries
         shares them."""
         if not filters:
             return None
         if self._allowed is None or self._allowed[0] != filters:
-            allowed = [np.setdiff1d(segment.store.filter_keys(filters), deleted)
+            since = self._first_key(filters)
+            allowed = [np.zeros(0, np.int64) if since is not None and
+                       segment.keys()[-1:].max(initial=0) < since  # all of it older
+                       else np.setdiff1d(segment.store.filter_keys(filters, min_key=since),
+                                         deleted)
                        for segment, deleted in zip(self.segments, self._deleted)]
             self._allowed = (filters, allowed)
         return self._allowed[1]
+
+    def _first_key(self, filters: Filters) -> int | None:
+        """The first key `filters.added_after` admits (keys are dated by the write that
+        handed them out); past every key when nothing was added since."""
+        if filters.added_after is None:
+            return None
+        first = first_key_after(self.manifest.additions, filters.added_after)
+        return self.manifest.next_key if first is None else first
 
     def dense(self, vector: NDArray[np.float32], depth: int, filters: Filters | None,
               exclude: NDArray[np.int64]) -> Ranked:

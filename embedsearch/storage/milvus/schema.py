@@ -27,7 +27,8 @@ from ...filters import Filters, collection_names
 from ...papers import Paper, embedding_text, normalise_title
 from ...words import Tokenizer
 
-__all__ = ["ANALYZER", "HNSW_DEFAULTS", "MAX_KEYWORDS", "MAX_RECORD_BYTES", "MAX_TEXT_BYTES",
+__all__ = ["ADDED", "ANALYZER", "HNSW_DEFAULTS", "MAX_KEYWORDS", "MAX_RECORD_BYTES",
+           "MAX_TEXT_BYTES",
            "check_index_params", "create_collection", "filter_expression", "in_list",
            "match_key", "paper_of", "paper_rows", "quote", "stems", "truncate_text"]
 
@@ -38,6 +39,9 @@ MAX_RECORD_BYTES = 65_536
 MAX_KEYWORDS = 1_024
 #: The record's key for the names a collection filter matches (`collection_names`).
 COLLECTION_KEYS = "collection_keys"
+#: The record's JSON key for the instant the index received the paper (`dates`): a JSON
+#: key, so collections written before dates were kept need no schema change.
+ADDED = "added"
 #: The HNSW graph's degree and build breadth, and the search breadth of an unfiltered
 #: search (the local HNSW index's efSearch); `--index-params` may change each.
 HNSW_DEFAULTS: dict[str, int] = {"M": 16, "efConstruction": 200, "efSearch": 64}
@@ -88,6 +92,8 @@ def filter_expression(filters: Filters | None, exclude: NDArray[np.int64] | None
             # it have no such field, and a JSON key needs no schema change.
             names = in_list(match_key(name) for name in filters.collections)
             clauses.append(f'JSON_CONTAINS_ANY(record["{COLLECTION_KEYS}"], {names})')
+        if filters.added_after is not None:  # instants compare as strings, in time order
+            clauses.append(f'record["{ADDED}"] > {quote(filters.added_after)}')
     if exclude is not None and len(exclude):
         clauses.append(f"key not in {in_list(int(k) for k in np.unique(exclude))}")
     return " and ".join(clauses)
@@ -154,16 +160,18 @@ def _check(paper: Paper, field: str, value: str) -> str:
 
 
 def paper_rows(papers: Sequence[Paper], vectors: NDArray[np.float32],
-               lexical_fields: Sequence[str],
+               lexical_fields: Sequence[str], added: str,
                tokenizer: Tokenizer | None = None) -> list[dict[str, Any]]:
-    """The collection's rows of `papers` (row i of `vectors` is paper i's); InputError,
-    naming the paper, for one that Milvus could not store."""
+    """The collection's rows of `papers` (row i of `vectors` is paper i's), received by
+    the index at the instant `added`; InputError, naming the paper, for one that Milvus
+    could not store."""
     tokenizer = tokenizer or Tokenizer()
     rows = []
     for paper, vector in zip(papers, vectors):
         record = paper.to_dict()
         record[COLLECTION_KEYS] = [match_key(name) for name in
                                    collection_names(paper.collections)]
+        record[ADDED] = added
         size = len(json.dumps(record, ensure_ascii=False).encode("utf-8"))
         if size > MAX_RECORD_BYTES:
             raise InputError(f"paper '{paper.id[:200]}' is {size:,} bytes as JSON, more than "

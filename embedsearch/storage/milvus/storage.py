@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...dates import now
 from ...errors import (
     ConfigurationError,
     EmbedSearchError,
@@ -74,7 +75,8 @@ class MilvusStorage(Storage):
         settings = {key: value for key, value in self.settings.items() if key != "physical"}
         uri, alias = settings["uri"], check_name(settings["collection"])
         hnsw = check_index_params(options.index_params)
-        rows = paper_rows(papers, vectors, manifest.text["lexical_fields"])  # before Milvus
+        # Made (and so checked) before Milvus is touched.
+        rows = paper_rows(papers, vectors, manifest.text["lexical_fields"], now())
         connection = self.connect(uri)
         old = _alias_target(connection, alias)
         previous = staging.previous
@@ -160,7 +162,8 @@ class MilvusStorage(Storage):
             removed = [paper_of(row["record"])
                        for row in connection.rows(name, "key", held, ["key", "record"])]
             words.remove(lexical_texts(removed, newest))
-        rows = paper_rows(papers, vectors, newest.text["lexical_fields"]) if papers else []
+        rows = (paper_rows(papers, vectors, newest.text["lexical_fields"], now()) if papers
+                else [])
         words.add(lexical_texts(papers, newest))
         words.save(staging.dir)  # before the changes: a failure here changes nothing
         if held:

@@ -21,7 +21,7 @@ from ..base import Ranked, View, WordStatistics
 from ..exact import EXACT_SUBSET_MAX, exact_search
 from ..layout import Lease, Manifest
 from .connection import Connection
-from .schema import filter_expression, in_list, paper_of, stems
+from .schema import ADDED, filter_expression, in_list, paper_of, stems
 
 __all__ = ["TOPK_MAX", "MilvusView", "physical_name"]
 
@@ -88,6 +88,14 @@ class MilvusView(View):
         rows = self._connection.rows(self._name, "key", (int(k) for k in keys),
                                      ["key", "record"])
         return {int(row["key"]): paper_of(row["record"]) for row in rows}
+
+    def count(self, filters: Filters) -> int:
+        return self._subset(filters)[0] if filters else len(self)
+
+    def added(self, keys: Iterable[int]) -> dict[int, str]:
+        rows = self._connection.rows(self._name, "key", (int(k) for k in keys),
+                                     ["key", "record"])
+        return {int(row["key"]): str(row["record"].get(ADDED, "")) for row in rows}
 
     def vectors(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
         wanted = [int(k) for k in keys]

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from embedsearch import SearchEngine
+from embedsearch.dates import now
 from embedsearch.encoding import Encoder
 from embedsearch.errors import (
     ConfigurationError,
@@ -338,7 +339,7 @@ def test_a_missing_collection_or_another_model(tmp_path: Path, corpus: Corpus) -
 def test_unusable_papers_and_places(tmp_path: Path, corpus: Corpus) -> None:
     huge = dataclasses.replace(corpus.papers[0], id="huge-1", abstract="word " * 20_000)
     with pytest.raises(InputError, match="paper 'huge-1'.*JSON"):
-        paper_rows([huge], corpus.vectors[:1], LEXICAL_FIELDS)
+        paper_rows([huge], corpus.vectors[:1], LEXICAL_FIELDS, now())
     cut = truncate_text("words " + "é" * 40_000)
     assert len(cut.encode()) == 65_535 - 1 and cut.endswith("é")  # a whole character
     with pytest.raises(InputError, match="huge-1"):
