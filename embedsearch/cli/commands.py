@@ -16,8 +16,8 @@ from ..filters import Filters
 from . import output
 from .sources import inputs
 
-__all__ = ["add", "build", "cache", "index_path", "info", "map", "open_index", "overview",
-           "progress", "remove", "say",
+__all__ = ["add", "build", "cache", "filters_of", "index_path", "info", "map", "open_index",
+           "overview", "progress", "read_files", "remove", "say",
            "search", "serve", "show", "similar", "storage_options"]
 
 
@@ -112,7 +112,7 @@ def _backend(args: argparse.Namespace) -> str:
     return "cuda"
 
 
-def _read(args: argparse.Namespace, files: list[Any], *, title_only: bool) -> Any:
+def read_files(args: argparse.Namespace, files: list[Any], *, title_only: bool) -> Any:
     """The papers of `files` as --format, --strict say (a `Bibliography`)."""
     from ..readers import read_bibliography
 
@@ -134,9 +134,11 @@ def _shape(args: argparse.Namespace) -> str:
     return "jsonl" if args.json else args.output_format or "text"
 
 
-def _filters(args: argparse.Namespace) -> Filters:
+def filters_of(args: argparse.Namespace) -> Filters:
+    """The filters --year, --venue, --keyword, --collection and --added-since give."""
     return Filters.parse(year=args.year, venues=args.venue or (), keywords=args.keyword or (),
-                         collections=args.collection or ())
+                         collections=args.collection or (),
+                         added_since=getattr(args, "added_since", None))
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -146,7 +148,7 @@ def build(args: argparse.Namespace) -> None:
     fields = [name.strip() for name in args.fields.split(",") if name.strip()]
     lexical = [name.strip() for name in args.lexical_fields.split(",") if name.strip()]
     backend = _backend(args)
-    found = _read(args, inputs(args), title_only=args.allow_title_only)
+    found = read_files(args, inputs(args), title_only=args.allow_title_only)
     _write_report(args, found)
     with _executor(args) as executor:
         engine = SearchEngine.build(
@@ -175,7 +177,7 @@ def search(args: argparse.Namespace) -> None:
     if (args.query is None) == (args.queries is None):
         raise InputError("give either a QUERY or --queries FILE")
     engine = open_index(args, model=args.model)
-    options = {"filters": _filters(args), "mode": args.mode, "diverse": args.diverse,
+    options = {"filters": filters_of(args), "mode": args.mode, "diverse": args.diverse,
                "positives": args.positive or (), "evidence": not args.no_evidence}
     if args.queries is None:
         output.results([(engine.search(args.query, args.k, **options), {})], _shape(args))
@@ -200,13 +202,13 @@ def similar(args: argparse.Namespace) -> None:
         raise InputError("give the papers to start from: PAPER_IDs, --ids-file FILE or "
                          "--from FILE")
     engine = open_index(args)
-    options = {"filters": _filters(args), "diverse": args.diverse,
+    options = {"filters": filters_of(args), "diverse": args.diverse,
                "evidence": not args.no_evidence}
     if args.method is not None:
         options["method"] = args.method
     if args.from_files or args.not_from:
-        given = _read(args, args.from_files or [], title_only=True)
-        against = _read(args, args.not_from or [], title_only=True)
+        given = read_files(args, args.from_files or [], title_only=True)
+        against = read_files(args, args.not_from or [], title_only=True)
         _write_report(args, given, against)
         papers = example_papers(engine, ids, given.papers)
         negatives = example_papers(engine, args.negative or [], against.papers)
@@ -247,7 +249,7 @@ def add(args: argparse.Namespace) -> None:
                          f"{engine.info().encoder_backend}, and added papers must be encoded "
                          "as it was; build the index with --backend cuda to add on GPUs")
     before = len(engine)
-    found = _read(args, inputs(args), title_only=args.allow_title_only)
+    found = read_files(args, inputs(args), title_only=args.allow_title_only)
     _write_report(args, found)
     with _executor(args) as executor:
         added = engine.add(found.papers, allow_title_only=args.allow_title_only,

@@ -9,7 +9,7 @@ from typing import Any
 from .._version import __version__
 from ..bundled import DEFAULT_INDEX
 from . import commands as run
-from . import library, upkeep
+from . import library, upkeep, watches
 
 __all__ = ["BACKEND_CHOICES", "FORMAT_CHOICES", "METHOD_CHOICES", "build_parser"]
 
@@ -143,17 +143,7 @@ def _add_storage(parser: argparse.ArgumentParser) -> None:
 
 def _add_query_options(parser: argparse.ArgumentParser) -> None:
     _add_index(parser)
-    parser.add_argument("-k", type=int, default=10, help="how many papers (default 10)")
-    parser.add_argument("--year", help="a year (2024) or a range (2023-2025, 2023-, -2024)")
-    parser.add_argument("--venue", action="append", metavar="NAME",
-                        help="only papers of this venue (case-insensitive; repeat for any of "
-                             "several)")
-    parser.add_argument("--keyword", action="append", metavar="WORD",
-                        help="only papers with this author keyword (repeat for any of several)")
-    parser.add_argument("--collection", action="append", metavar="NAME",
-                        help="only papers in this collection of your reference manager or "
-                             "its sub-collections: a path (Thesis/Methods) or a name (repeat "
-                             "for any of several)")
+    _add_filters(parser)
     parser.add_argument("--diverse", action="store_true",
                         help="re-rank for variety (maximal marginal relevance) so that near-"
                              "duplicates do not fill the page")
@@ -166,6 +156,23 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
                        help="print the hits as a .bib file (the papers, keyed by id), CSV "
                             "with a header (the JSON fields, lists joined with '; '), or "
                             "JSON lines (the same as --json)")
+
+
+def _add_filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-k", type=int, default=10, help="how many papers (default 10)")
+    parser.add_argument("--year", help="a year (2024) or a range (2023-2025, 2023-, -2024)")
+    parser.add_argument("--venue", action="append", metavar="NAME",
+                        help="only papers of this venue (case-insensitive; repeat for any of "
+                             "several)")
+    parser.add_argument("--keyword", action="append", metavar="WORD",
+                        help="only papers with this author keyword (repeat for any of several)")
+    parser.add_argument("--collection", action="append", metavar="NAME",
+                        help="only papers in this collection of your reference manager or "
+                             "its sub-collections: a path (Thesis/Methods) or a name (repeat "
+                             "for any of several)")
+    parser.add_argument("--added-since", metavar="WHEN",
+                        help="only papers the index received since WHEN: a date "
+                             "(2026-12-01), a date and time, or a span back (7d, 24h)")
 
 
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
@@ -356,6 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     corpus_map.set_defaults(run=run.map)
 
     upkeep.add_commands(command, _add_index, _add_wait)
+    watches.add_commands(command, _add_index, _add_filters)
     library.add_commands(command, _add_index, _add_wait)
 
     serve = command("serve", "Serve the index over HTTP: a JSON API and a web page.")

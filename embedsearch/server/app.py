@@ -50,6 +50,7 @@ from .schemas import (
     WriteOut,
 )
 from .security import Access, BearerAuth, BodyLimit, HostCheck, SecurityHeaders
+from .watches import watch_routes
 
 __all__ = ["ApiError", "create_app"]
 
@@ -361,7 +362,7 @@ def create_app(engine: SearchEngine, *, allow_writes: bool = False, compute_map:
     writes = _bearer(access.token is not None or access.read_token is not None)
     writer = _write_routes(engine, maps, allow_writes, write_wait)
     routers = [(_search_routes(engine, batcher), reads), (_paper_routes(engine), reads),
-               (bibliography_routes(engine), reads),
+               (bibliography_routes(engine), reads), (watch_routes(engine), reads),
                (writer, writes), (_service_routes(engine, maps, allow_writes), reads),
                (_page_routes(), [])]
     for router, dependencies in routers:

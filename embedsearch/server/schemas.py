@@ -20,6 +20,9 @@ __all__ = [
     "BatchSearchIn",
     "BatchSearchOut",
     "Cluster",
+    "DigestHitOut",
+    "DigestOut",
+    "DigestSectionOut",
     "ErrorOut",
     "FiltersOut",
     "HealthOut",
@@ -32,6 +35,7 @@ __all__ = [
     "SearchOut",
     "SimilarOut",
     "SimilarPapersIn",
+    "WatchOut",
     "WriteOut",
 ]
 
@@ -183,6 +187,45 @@ class SimilarOut(BaseModel):
     k: int
     filters: FiltersOut
     hits: list[HitOut]
+
+
+class WatchOut(BaseModel):
+    """A saved search: a query, or a library of `papers` (counted here)."""
+
+    name: str
+    kind: Literal["query", "library"]
+    query: str
+    papers: int
+    filters: FiltersOut
+    k: int
+    min_similarity: float | None
+    source: str
+    created: str
+    last_digest: str
+
+
+class DigestHitOut(HitOut):
+    #: What the digest's floor compares: the cosine of query and paper, or of the paper
+    #: and its nearest library paper.
+    similarity: float
+    #: When the index received the paper (UTC, ISO 8601).
+    added: str
+
+
+class DigestSectionOut(BaseModel):
+    watch: str
+    looks_for: str
+    #: The least similarity listed.
+    floor: float
+    #: How many papers the index received in the window that pass the watch's filters.
+    arrived: int
+    hits: list[DigestHitOut]
+
+
+class DigestOut(BaseModel):
+    since: str
+    until: str
+    watches: list[DigestSectionOut]
 
 
 class HealthOut(BaseModel):

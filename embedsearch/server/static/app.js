@@ -160,6 +160,9 @@
       el("a", { href: "#/recommended" }, "recommendations"), "), or look at the ",
       el("a", { href: "#/map" }, "map of the whole corpus"), ".")));
     $("#q").focus();
+    ES.watches.newSince().then((part) => {
+      if (part && route().path === "/" && !route().params.get("q")) $("#view").append(part);
+    }).catch((error) => status(error.message, true));
   }
 
   async function showSearch(params) {

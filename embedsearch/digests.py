@@ -1,0 +1,109 @@
+"""Digests: for each saved search (`watching.Watch`), the papers the index received in a
+window of time that match it, ranked, each with its evidence sentence.
+
+"Received" is what the index recorded at each write (`dates`, `Filters.added_after`),
+not a paper's year: a digest over the week's `add` lists what arrived this week,
+whatever its year. A digest lists what is worth reading, not always `k` papers: a hit
+is kept when it is at least `min_similarity` alike, the cosine of the query and the
+paper for a query, or of the paper and its nearest library paper for a library (see
+`similarity_floor` for how the defaults were chosen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .dates import now
+from .engine import SearchEngine
+from .results import Hit
+from .watching import Watch
+
+__all__ = ["LIBRARY_FLOOR", "QUERY_FLOOR", "Digest", "DigestSection", "digest",
+           "similarity_floor"]
+
+#: The least cosine of query and paper for a query's digest. Chosen by
+#: scripts/digest_threshold_study.py on the even keyword queries of the dev corpus (the
+#: threshold of best F1 against each keyword's tagged papers); see
+#: docs/how-to/digest.md for what it gives on the odd ones.
+QUERY_FLOOR = 0.45
+#: The least cosine of a paper and its nearest library paper for a library's digest,
+#: chosen by the same study (held-out papers of a keyword against its other papers).
+LIBRARY_FLOOR = 0.6
+
+
+def similarity_floor(watch: Watch) -> float:
+    """How alike a paper must be to appear in `watch`'s digest: its own `min_similarity`,
+    else the default for its kind (`QUERY_FLOOR`, `LIBRARY_FLOOR`)."""
+    if watch.min_similarity is not None:
+        return watch.min_similarity
+    return QUERY_FLOOR if watch.kind == "query" else LIBRARY_FLOOR
+
+
+def similarity(hit: Hit) -> float:
+    """What a digest's floor compares: a library hit's similarity to its nearest library
+    paper, else the cosine of the query and the paper."""
+    if hit.because:
+        return hit.because[0].similarity
+    return hit.dense_score if hit.dense_score is not None else float("-inf")
+
+
+@dataclass(frozen=True)
+class DigestSection:
+    """One watch's part of a digest: the `hits` (best first, each at least `floor`
+    alike), when the index received each (`added`, by paper id), and how many papers
+    it received in the window that pass the watch's filters (`arrived`)."""
+
+    watch: Watch
+    hits: list[Hit]
+    added: dict[str, str]
+    arrived: int
+    floor: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"watch": self.watch.name, "looks_for": self.watch.describe(),
+                "floor": self.floor, "arrived": self.arrived,
+                "hits": [{**hit.to_dict(), "similarity": round(similarity(hit), 4),
+                          "added": self.added.get(hit.paper.id, "")} for hit in self.hits]}
+
+
+@dataclass(frozen=True)
+class Digest:
+    """What the index received after `since` up to `until` (instants), per watch."""
+
+    since: str
+    until: str
+    sections: list[DigestSection]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"since": self.since, "until": self.until,
+                "watches": [section.to_dict() for section in self.sections]}
+
+
+def digest(engine: SearchEngine, watches: Sequence[Watch], *, since: str | None = None,
+           until: str | None = None) -> Digest:
+    """The digest of `watches` over the papers `engine`'s index received after `since`
+    (an instant; None: each watch from its own `last_digest`, else from when it was
+    made).
+
+    `until` (default: now) is recorded, not applied: a paper written while the digest
+    runs belongs to the next one once `until` is marked read (`WatchList.mark_read`).
+    """
+    until = until or now()
+    sections = [_section(engine, watch, since if since is not None
+                         else watch.last_digest or watch.created) for watch in watches]
+    return Digest(since or "", until, sections)
+
+
+def _section(engine: SearchEngine, watch: Watch, since: str) -> DigestSection:
+    filters = replace(watch.filters, added_after=since or None)
+    floor = similarity_floor(watch)
+    if watch.query:
+        hits = engine.search(watch.query, watch.k, filters=filters)
+    else:
+        hits = engine.similar_to_papers(watch.papers, watch.k, filters=filters)
+    kept = [replace(hit, rank=rank) for rank, hit in
+            enumerate((hit for hit in hits if similarity(hit) >= floor), 1)]
+    return DigestSection(watch, kept, engine.added([hit.paper.id for hit in kept]),
+                         engine.count(filters), floor)

@@ -1,0 +1,79 @@
+"""The saved searches over HTTP: GET /watches, GET /digest and GET /feeds/NAME.atom.
+
+All three read: the watches are made with `embedsearch watch add` (or
+`engine.watches.add`) and are the index's, so the server sees what the command line
+saved without a restart. A digest read here never marks anything read: that is the
+command line's `--since-last`, and a page or a feed reader keeps its own place.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+
+from ..dates import parse_since
+from ..digests import digest
+from ..engine import SearchEngine
+from ..errors import QueryError
+from ..feeds import atom_feed, index_name
+from .apierror import ApiError
+from .schemas import DigestOut, ErrorOut, WatchOut
+
+__all__ = ["FEED_WINDOW", "watch_routes"]
+
+#: What a feed lists: the papers of the last 30 days (entries keep their ids, so a feed
+#: reader shows each paper once however often it polls).
+FEED_WINDOW = "30d"
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut},
+                                               422: {"model": ErrorOut}}
+Since = Annotated[str | None, Query(max_length=40, description=(
+    "papers the index received since then: 2026-12-01, 2026-12-01T08:00:00Z or a span "
+    "back from now (7d, 24h); default: each watch's last digest read on the command line"))]
+
+
+def _since(value: str | None) -> str | None:
+    try:
+        return parse_since(value, parameter="since") if value else None
+    except QueryError as exc:
+        raise ApiError(422, f"since: {exc}", "since") from None
+
+
+def _watches(engine: SearchEngine, names: list[str], parameter: str = "watch"
+             ) -> list[Any]:
+    try:
+        return [engine.watches.get(name) for name in names] if names else engine.watches.all()
+    except QueryError as exc:
+        raise ApiError(404, str(exc), parameter) from None
+
+
+def watch_routes(engine: SearchEngine) -> APIRouter:
+    """GET /watches, /digest and /feeds/{name}.atom over `engine`'s saved searches."""
+    router = APIRouter(tags=["watches"], responses=_NOT_FOUND)
+
+    @router.get("/watches", response_model=list[WatchOut])
+    def watches() -> list[dict[str, Any]]:
+        """The saved searches (a library's papers are counted, not listed)."""
+        return [{**{key: value for key, value in watch.to_dict().items() if key != "papers"},
+                 "papers": len(watch.papers)} for watch in engine.watches.all()]
+
+    @router.get("/digest", response_model=DigestOut, response_model_exclude_unset=True)
+    def get_digest(since: Since = None, watch: Annotated[list[str], Query(
+            max_length=50, description="only these saved searches (default: all)")] = []
+                   ) -> dict[str, Any]:
+        """For each saved search, the papers the index received since then that match
+        it, ranked, with their evidence sentences and when each arrived."""
+        return digest(engine, _watches(engine, watch), since=_since(since)).to_dict()
+
+    @router.get("/feeds/{name}.atom", response_class=Response, responses={
+        200: {"content": {"application/atom+xml": {}},
+              "description": "an Atom feed (RFC 4287)"}})
+    def feed(name: str, request: Request, since: Since = None) -> Response:
+        """One saved search as an Atom feed: the papers of the last 30 days (or since
+        `since`) that match it, newest first."""
+        chosen = _watches(engine, [name], "name")
+        found = digest(engine, chosen, since=_since(since or FEED_WINDOW))
+        body = atom_feed(found, index=index_name(engine.info()), self_url=str(request.url))
+        return Response(body, media_type="application/atom+xml; charset=utf-8")
+
+    return router

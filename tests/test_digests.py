@@ -1,0 +1,230 @@
+"""Saved searches and digests, end to end on a copy of the seed index: the watches file,
+what a digest lists (only papers received since, only those alike enough), the command
+line (watch add/list/remove, digest in every format, --since-last), the HTTP API and
+its Atom feeds, checked against RFC 4287's schema with a RELAX NG validator."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from lxml import etree
+from rnc2rng import parser as rnc_parser
+from rnc2rng import serializer as rnc_serializer
+
+from embedsearch import Filters, Paper, QueryError, SearchEngine
+from embedsearch.dates import now
+from embedsearch.digests import QUERY_FLOOR, digest
+from embedsearch.errors import IndexCorruptError
+from embedsearch.feeds import atom_feed, digest_html, index_name
+from embedsearch.server import create_app
+from embedsearch.watching import WATCHES_FILE, Watch, WatchList
+from tests.conftest import REPO, CliResult
+
+ATOM_SCHEMA = REPO / "tests" / "data" / "schemas" / "atom.rnc"
+ATOM = "{http://www.w3.org/2005/Atom}"
+#: This week's papers: three on graph neural networks, two on nothing the watch wants.
+GRAPHS = [
+    {"id": "week:gnn-1", "title": "Message passing graph neural networks for molecules",
+     "authors": ["Ada Lovelace"], "url": "https://example.org/gnn-1",
+     "abstract": "Graph neural networks learn node representations by message passing "
+                 "between neighbouring nodes; we apply them to molecular property "
+                 "prediction and outperform fingerprint baselines."},
+    {"id": "week:gnn-2", "title": "Oversmoothing in deep graph neural networks",
+     "abstract": "Deep graph neural networks suffer from oversmoothing: node features "
+                 "become indistinguishable as layers are stacked. We analyse message "
+                 "passing on graphs and propose a residual fix."},
+    {"id": "week:gnn-3", "title": "Graph transformers versus message passing",
+     "doi": "10.1234/gt.2026",
+     "abstract": "We compare graph transformers with message passing graph neural networks "
+                 "on node classification and graph regression benchmarks."},
+]
+OTHERS = [
+    {"id": "week:soil", "title": "Soil moisture in alpine meadows",
+     "abstract": "We measure soil moisture across alpine meadows over three summers and "
+                 "relate it to snowmelt timing and plant cover."},
+    {"id": "week:opera", "title": "Baroque opera staging",
+     "abstract": "A history of stage machinery in baroque opera houses of northern Italy."},
+]
+GNN_IDS = {paper["id"] for paper in GRAPHS}
+
+
+def atom_schema() -> etree.RelaxNG:
+    """RFC 4287's grammar, compiled from its compact syntax. (rnc2rng declares the
+    empty "local" namespace prefix, which XML forbids; the nsName it writes is right.)"""
+    grammar = rnc_serializer.XMLSerializer().toxml(
+        rnc_parser.parse(ATOM_SCHEMA.read_text(encoding="utf-8")))
+    return etree.RelaxNG(etree.fromstring(grammar.replace('xmlns:local=""', "").encode()))
+
+
+def assert_valid_atom(body: bytes) -> etree._Element:
+    feed = etree.fromstring(body)
+    schema = atom_schema()
+    assert schema.validate(feed), schema.error_log
+    # The schema's Schematron rules, by hand: every entry has an author (its own or the
+    # feed's) and an alternate link or content.
+    has_author = feed.find(f"{ATOM}author") is not None
+    for entry in feed.iter(f"{ATOM}entry"):
+        assert has_author or entry.find(f"{ATOM}author") is not None
+        assert entry.find(f"{ATOM}content") is not None or any(
+            link.get("rel", "alternate") == "alternate" for link in entry.iter(f"{ATOM}link"))
+    return feed
+
+
+@pytest.fixture
+def watched(seed_copy: Path) -> tuple[SearchEngine, str]:
+    """The seed index with a watch on graph neural networks, then this week's papers
+    added; and the instant between the two."""
+    engine = SearchEngine.open(seed_copy)
+    engine.watches.add(Watch(name="gnn", query="graph neural networks"))
+    before = now()
+    engine.add(GRAPHS + OTHERS)
+    return engine, before
+
+
+def test_the_watch_list_keeps_checks_and_forgets(tmp_path: Path) -> None:
+    watches = WatchList(tmp_path)
+    assert watches.all() == [] and not (tmp_path / WATCHES_FILE).exists()
+    kept = watches.add(Watch(name="gnn", query="graph neural networks",
+                             filters=Filters.parse(year="2024-", venues=["ICLR"]), k=5))
+    assert kept.created and kept.kind == "query"
+    assert WatchList(tmp_path).get("gnn") == kept  # read back from the file as written
+    with pytest.raises(QueryError, match="exists") as taken:
+        watches.add(Watch(name="gnn", query="other"))
+    assert taken.value.parameter == "name"
+    watches.add(Watch(name="gnn", query="graphs", k=5), replace_existing=True)
+    assert [watch.query for watch in watches.all()] == ["graphs"]
+    for bad, field in [(Watch(name="a b", query="x"), "name"),
+                       (Watch(name="x", query=""), "query"),
+                       (Watch(name="x", query="q", k=0), "k"),
+                       (Watch(name="x", query="q", min_similarity=2.0), "min_similarity")]:
+        with pytest.raises(QueryError) as refused:
+            watches.add(bad)
+        assert refused.value.parameter == field
+    watches.mark_read(["gnn"], "2026-12-06T00:00:00.000000Z")
+    assert watches.get("gnn").last_digest == "2026-12-06T00:00:00.000000Z"
+    assert watches.remove("gnn").name == "gnn" and watches.all() == []
+    with pytest.raises(QueryError, match="no watch called 'gnn'"):
+        watches.get("gnn")
+    (tmp_path / WATCHES_FILE).write_text("{not json")
+    with pytest.raises(IndexCorruptError, match="remove the file"):
+        watches.all()
+
+
+def test_a_digest_lists_what_arrived_since_and_is_alike(
+        watched: tuple[SearchEngine, str]) -> None:
+    engine, before = watched
+    found = digest(engine, engine.watches.all())  # from the watch's creation
+    section = found.sections[0]
+    assert section.arrived == len(GRAPHS) + len(OTHERS)
+    assert {hit.paper.id for hit in section.hits} == GNN_IDS  # the seeds are older
+    assert all(hit.dense_score is not None and hit.dense_score >= QUERY_FLOOR
+               for hit in section.hits)
+    assert [hit.rank for hit in section.hits] == [1, 2, 3]
+    assert all(before < section.added[paper] <= found.until for paper in GNN_IDS)
+    # A watch of its own floor lists more, and one after the papers lists nothing.
+    loose = Watch(name="loose", query="graph neural networks", min_similarity=-1.0)
+    assert len(digest(engine, [loose], since=before).sections[0].hits) == 5
+    assert digest(engine, [loose], since=now()).sections[0].hits == []
+
+
+def test_a_library_watch_finds_the_papers_like_its_own(seed_copy: Path) -> None:
+    engine = SearchEngine.open(seed_copy)
+    library = (Paper(id="lab:1", abstract="", title="Graph neural networks for node "
+                                                      "classification"),
+               Paper(id="lab:2", title="Message passing neural networks for quantum chemistry",
+                     abstract="Message passing neural networks operate on molecular graphs "
+                              "and predict quantum chemical properties."))
+    engine.watches.add(Watch(name="lab", papers=library, source="lab.bib"))
+    start = now()
+    engine.add(GRAPHS + OTHERS)
+    section = digest(engine, [engine.watches.get("lab")], since=start).sections[0]
+    found = {hit.paper.id for hit in section.hits}
+    assert found and found <= GNN_IDS
+    assert all(hit.because and hit.because[0].similarity >= section.floor
+               for hit in section.hits)
+
+
+def test_the_command_line_saves_lists_digests_and_marks_read(
+        watched: tuple[SearchEngine, str], cli: Callable[..., CliResult],
+        tmp_path: Path) -> None:
+    engine, before = watched
+    index = str(engine.path)
+    bib = tmp_path / "lab.bib"
+    bib.write_text("@article{a, title={Oversmoothing of deep graph networks}}\n"
+                   "@article{b, title={Message passing on molecular graphs}}\n")
+    assert cli("watch", "add", "lab", "--from", bib, "--index", index).code == 0
+    listed = cli("watch", "list", "--index", index, "--json")
+    assert [json.loads(line)["name"] for line in listed.out.splitlines()] == ["gnn", "lab"]
+    refused = cli("watch", "add", "x", "--index", index)
+    assert refused.code == 1 and "QUERY or --from" in refused.err
+    shown = cli("digest", "--index", index, "--since", before, "--format", "json")
+    data = json.loads(shown.out)
+    gnn = data["watches"][0]
+    assert {hit["id"] for hit in gnn["hits"]} == GNN_IDS
+    assert all(hit["similarity"] >= QUERY_FLOOR and hit["added"] > before
+               for hit in gnn["hits"])
+    assert engine.watches.get("gnn").last_digest == ""  # --since marks nothing read
+    text = cli("digest", "--index", index, "--watch", "gnn").out  # --since-last
+    assert "week:gnn-1" in text and "week:soil" not in text
+    assert engine.watches.get("gnn").last_digest > before
+    again = cli("digest", "--index", index, "--watch", "gnn")
+    assert "nothing new" in again.out and "week:gnn-1" not in again.out
+    atom = cli("digest", "--index", index, "--since", before, "--format", "atom",
+               "--watch", "gnn")
+    feed = assert_valid_atom(atom.out.encode())
+    entries = feed.findall(f"{ATOM}entry")
+    assert len(entries) == 3
+    assert all(entry.find(f"{ATOM}category").get("term") == "gnn" for entry in entries)
+    page = cli("digest", "--index", index, "--since", "1d", "--format", "html").out
+    assert page.startswith("<!doctype html>") and "Oversmoothing" in page
+    assert cli("watch", "remove", "lab", "--index", index).code == 0
+    missing = cli("digest", "--index", index, "--watch", "lab")
+    assert missing.code == 1 and "no watch called 'lab'" in missing.err
+
+
+def test_feed_entries_keep_their_ids_and_escape_what_they_quote(
+        watched: tuple[SearchEngine, str]) -> None:
+    engine, before = watched
+    engine.add([{"id": "week:xss", "title": "Graph <b>neural</b> networks & <script>",
+                 "abstract": "Graph neural networks <img src=x onerror=alert(1)> pass "
+                             "messages between nodes of graphs."}])
+    found = digest(engine, engine.watches.all(), since=before)
+    first, second = (atom_feed(found, index=index_name(engine.info())) for _ in range(2))
+    assert first == second
+    feed = assert_valid_atom(first)
+    titles = [entry.findtext(f"{ATOM}title") for entry in feed.iter(f"{ATOM}entry")]
+    assert "Graph <b>neural</b> networks & <script>" in titles  # text, parsed back
+    page = digest_html(found)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_the_http_api_serves_watches_digests_and_feeds(
+        watched: tuple[SearchEngine, str]) -> None:
+    engine, before = watched
+    client = TestClient(create_app(engine, compute_map=False), base_url="http://localhost")
+    with client:
+        watches = client.get("/watches").json()
+        assert [(w["name"], w["kind"], w["papers"]) for w in watches] == [("gnn", "query", 0)]
+        data = client.get("/digest", params={"since": before}).json()
+        hits = data["watches"][0]["hits"]
+        assert {hit["id"] for hit in hits} == GNN_IDS
+        assert all("query_index" not in hit and hit["added"] > before for hit in hits)
+        feed = client.get("/feeds/gnn.atom")
+        assert feed.headers["content-type"].startswith("application/atom+xml")
+        parsed = assert_valid_atom(feed.content)
+        assert parsed.find(f"{ATOM}link[@rel='self']").get("href") == \
+            "http://localhost/feeds/gnn.atom"
+        titles = {entry.findtext(f"{ATOM}title") for entry in parsed.iter(f"{ATOM}entry")}
+        assert {paper["title"] for paper in GRAPHS} <= titles  # the last 30 days
+        week = assert_valid_atom(client.get("/feeds/gnn.atom", params={"since": before}).content)
+        assert len(week.findall(f"{ATOM}entry")) == 3
+        missing = client.get("/feeds/nope.atom")
+        assert missing.status_code == 404 and missing.json()["parameter"] == "name"
+        bad: Any = client.get("/digest", params={"since": "next week"})
+        assert bad.status_code == 422 and bad.json()["parameter"] == "since"
+    assert engine.watches.get("gnn").last_digest == ""  # the server marks nothing read
