@@ -33,6 +33,7 @@ from .papers import Paper
 
 if TYPE_CHECKING:
     from .checking import CheckReport
+    from .digests import Digest, digest
     from .encoding import Encoder
     from .engine import SearchEngine
     from .info import IndexInfo, index_info
@@ -41,10 +42,12 @@ if TYPE_CHECKING:
     from .storage.local import Local
     from .storage.milvus import Milvus
     from .syncing import SyncReport
+    from .watching import Watch
 
 __all__ = [
     "CheckReport",
     "DependencyError",
+    "Digest",
     "EmbedSearchError",
     "Encoder",
     "Filters",
@@ -65,8 +68,10 @@ __all__ = [
     "Reason",
     "SearchEngine",
     "SyncReport",
+    "Watch",
     "ZoteroLibrary",
     "__version__",
+    "digest",
     "index_info",
     "read_bibliography",
     "read_papers",
@@ -82,6 +87,9 @@ _LAZY = {
     "read_bibliography": "readers",
     "ZoteroLibrary": "readers",
     "SyncReport": "syncing",
+    "Watch": "watching",
+    "Digest": "digests",
+    "digest": "digests",
     "Hit": "results",
     "Reason": "results",
     "Local": "storage.local",

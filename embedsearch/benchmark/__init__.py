@@ -26,6 +26,7 @@ from pathlib import Path
 from ..devset import DevSet, default_dev_dir
 from ..encoding import backend_names
 from .coldstart import coldstart_table
+from .digests import digests_table
 from .encoding import encoding_table
 from .firstsearch import first_search_table
 from .growth import growth_table
@@ -40,7 +41,7 @@ from .writes import writes_table
 __all__ = ["main", "parser"]
 
 SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart", "first-search",
-            "writes", "recommendations")
+            "writes", "recommendations", "digests")
 #: Sections run only when named in --sections.
 OPTIONAL_SECTIONS = ("ray", "milvus", "gpu")
 
@@ -68,13 +69,16 @@ class Settings:
     growth_papers: int = 0  # 0: the whole dev corpus but the added papers
     growth_queries: int = 200
     recommendation_examples: int = 1000
+    digest_added: int = 1000
+    digest_papers: int = 0  # 0: the whole dev corpus
 
 
 _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
                   scale=20_000, runs=2, first_search_runs=1, index_types="flat,hnsw,ivf",
                   ray_papers=200, ray_rounds=1, milvus_papers=3000, gpu_papers=2000,
                   gpu_cpu_papers=200, write_sizes="300,1200", write_added=10, write_runs=2,
-                  growth_papers=1200, growth_queries=20, recommendation_examples=50)
+                  growth_papers=1200, growth_queries=20, recommendation_examples=50,
+                  digest_added=100, digest_papers=1200)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
@@ -119,6 +123,8 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
     p.add_argument("--write-runs", type=int, help="runs of each write per size (full: 3)")
     p.add_argument("--recommendation-examples", type=int,
                    help="example papers of the recommendations section (full: 1000)")
+    p.add_argument("--digest-added", type=int, help="papers added for the digests section "
+                                                    "(full: 1000)")
     p.add_argument("--json", metavar="FILE", help="also write every table to FILE as JSON")
     return p
 
@@ -194,6 +200,10 @@ def run(args: argparse.Namespace) -> list[Table]:
             began = time.perf_counter()
             emit(recommendations_table(devset, index_dir, settings.recommendation_examples,
                                        settings.runs), began)
+        if "digests" in sections:
+            began = time.perf_counter()
+            emit(digests_table(devset, Path(folder) / "digest-index", settings.digest_added,
+                               settings.runs, settings.digest_papers), began)
     return tables
 
 

@@ -35,9 +35,9 @@ def add_commands(command: Command, add_index: Adder, add_filters: Adder) -> None
                              ".ris, .jsonl ... file or zotero:DIR), kept with the watch "
                              "(repeatable)")
     adding.add_argument("--min-similarity", type=float, metavar="COSINE",
-                        help="list only papers at least this alike (default: the digest's "
-                             "rule, 0.45 for a query, 0.6 for a library; see the digest "
-                             "how-to)")
+                        help="list only papers at least this alike (default: the floor "
+                             "measured for its kind, a query's or a library's; `embedsearch "
+                             "watch list` shows it)")
     adding.add_argument("--replace", action="store_true", help="replace a watch of that name")
     add_filters(adding)
     # `watch add` reads --from files as `similar` does, without its reading options.
@@ -70,6 +70,8 @@ def add_commands(command: Command, add_index: Adder, add_filters: Adder) -> None
 
 
 def watch(args: argparse.Namespace) -> None:
+    from ..digests import similarity_floor
+
     engine = open_index(args, verify=False)
     if args.action == "list":
         kept = engine.watches.all()
@@ -78,8 +80,9 @@ def watch(args: argparse.Namespace) -> None:
                 print(json.dumps({key: value for key, value in item.to_dict().items()
                                   if key != "papers"}, ensure_ascii=False))
             else:
-                print(f"{item.name:<20} {item.describe()}"
-                      + (f"  (last digest {item.last_digest})" if item.last_digest else ""))
+                print(f"{item.name:<20} {item.describe()}  (similarity "
+                      f"{similarity_floor(item):.3f} or more"
+                      + (f"; last digest {item.last_digest})" if item.last_digest else ")"))
         if not kept and not args.json:
             say(args, "No saved searches yet: embedsearch watch add NAME \"QUERY\"")
         return

@@ -215,7 +215,8 @@ def test_bench_quick_runs(tmp_path: Path) -> None:
     tables = json.loads(out.read_text())
     assert [t["title"].split()[0] for t in tables] == ["Encoding", "Encoding", "Updating",
                                                        "Warm", "Index", "Cold", "First",
-                                                       "Writing", "An", "Recommendations"]
+                                                       "Writing", "An", "Recommendations",
+                                                       "Digests"]
     encoding = {row["pipeline"]: row for row in tables[0]["rows"]}
     assert any(name.endswith("(auto)") for name in encoding)
     assert all(row["mean cos"] >= 0.99 for row in encoding.values())
@@ -224,6 +225,8 @@ def test_bench_quick_runs(tmp_path: Path) -> None:
     writes = {(row["operation"], str(row["index papers"])): row for row in tables[7]["rows"]}
     methods = {row["method"] for row in tables[9]["rows"]}
     assert methods == {"clusters", "mean", "classifier", "nearest"}
+    digests = tables[10]["rows"]
+    assert len(digests) == 6 and all(0 < row["digest s"] < 5 for row in digests)
     assert writes[("add 10", "1200")]["MB written"] < 5  # a segment, not the index
     grown = {row["measure"]: row for row in tables[8]["rows"]}
     assert grown["segments"]["grown"] > 1 and grown["hybrid query p50 ms"]["grown"] > 0
