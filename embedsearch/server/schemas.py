@@ -50,6 +50,9 @@ class Limits:
     filter_values: int = 20
     filter_chars: int = 200
     papers_per_add: int = 500
+    #: Example papers of one POST /similar (a library of starred papers): they are mostly
+    #: ids of the index with a title, a few dozen bytes each.
+    examples: int = 2000
     body_bytes: int = 8_000_000
     bibliography_chars: int = 5_000_000
 
@@ -285,8 +288,8 @@ class SimilarPapersIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    papers: Annotated[list[ExampleIn], Field(min_length=1, max_length=LIMITS.papers_per_add)]
-    negatives: Annotated[list[ExampleIn], Field(max_length=LIMITS.papers_per_add)] = []
+    papers: Annotated[list[ExampleIn], Field(min_length=1, max_length=LIMITS.examples)]
+    negatives: Annotated[list[ExampleIn], Field(max_length=LIMITS.examples)] = []
     k: Annotated[int, Field(ge=1, le=LIMITS.k)] = 10
     diverse: bool = False
     year: Annotated[str, Field(max_length=20)] | None = None

@@ -8,7 +8,7 @@
   const { el, status, show, enc } = ES;
   const lib = ES.library;
   const MAX_EXAMPLES = 20; // papers asked about one by one, without POST /similar
-  const MAX_POSTED = 500; // the most papers POST /similar takes in one list
+  const MAX_POSTED = 2000; // the most papers POST /similar takes in one list
   const NEGATIVE_WEIGHT = 0.5; // as the engine's `similar`: dismissed papers push half
   const records = new Map(); // full records fetched this session, by id
 
@@ -183,17 +183,20 @@
 
   async function rankedByServer(starred, dismissed, k) {
     // One request: the server ranks by the starred papers' clusters in turns, unlike the
-    // dismissed ones (its rule), and names each hit's nearest starred papers. Their full
-    // records go along: the server matches them to its own by id, and their text chooses
-    // the evidence.
-    const record = (paper) => ({ id: paper.id, title: paper.title, abstract: paper.abstract });
-    const [likes, unlikes] = await Promise.all([fetchPapers(starred), fetchPapers(dismissed)]);
+    // dismissed ones (its rule), and names each hit's nearest starred papers. A paper of
+    // the index goes as its id, title and keywords, as this list keeps them: the server
+    // uses its stored vector, so no record is fetched first, and a library of a thousand
+    // papers is one request.
+    const record = (id) => {
+      const paper = lib.paper(id);
+      return { id, title: paper.title || id, keywords: paper.keywords || [] };
+    };
     // An imported bibliography's entries outside the index go as they are (a title alone
     // is enough: the server encodes it and weighs it half).
-    const papers = [...likes.filter(Boolean).map(record), ...lib.outside()].slice(0, MAX_POSTED);
+    const papers = [...starred.map(record), ...lib.outside()].slice(0, MAX_POSTED);
     if (!papers.length) return [];
     const data = await ES.api("/similar", null,
-      { papers, negatives: unlikes.filter(Boolean).map(record), k });
+      { papers, negatives: dismissed.map(record), k });
     const exclude = new Set([...starred, ...dismissed]);
     return data.hits.filter((hit) => !exclude.has(hit.id));
   }
