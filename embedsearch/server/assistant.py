@@ -66,7 +66,10 @@ def assistant(engine: SearchEngine) -> Assistant:
         async with server.session_manager.run():
             yield
 
-    return Assistant((Route(PATH, _Endpoint(server)),), running)
+    # POST only: a stateless server has no stream to open with GET (405 tells the
+    # client so, where a GET held open would tie up a connection for nothing) and no
+    # session to end with DELETE.
+    return Assistant((Route(PATH, _Endpoint(server), methods=["POST"]),), running)
 
 
 @asynccontextmanager
