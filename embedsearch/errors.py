@@ -7,6 +7,7 @@ message as one line; Python callers can catch the base class or a precise subcla
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "ModelError",
     "PaperNotFoundError",
     "QueryError",
+    "worded",
 ]
 
 
@@ -116,3 +118,14 @@ class ConfigurationError(EmbedSearchError):
 
 class DependencyError(EmbedSearchError):
     """A feature needs an optional package that is not installed; says which to install."""
+
+
+def worded(exc: EmbedSearchError | OSError,
+           spell: Callable[[str], str | None] = lambda parameter: parameter) -> str:
+    """`exc`'s one-line message, led by the argument at fault as the face that took it
+    spells it (`spell(parameter)`: `--year` on the command line, `year` to an AI
+    assistant; None: the message alone), so that every face words an error alike."""
+    message = str(exc)
+    parameter = exc.parameter if isinstance(exc, EmbedSearchError) else None
+    name = spell(parameter) if parameter is not None else None
+    return f"{name}: {message}" if name else message

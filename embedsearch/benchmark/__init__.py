@@ -43,7 +43,7 @@ __all__ = ["main", "parser"]
 SECTIONS = ("encoding", "pipeline", "updates", "latency", "scale", "coldstart", "first-search",
             "writes", "recommendations", "digests")
 #: Sections run only when named in --sections.
-OPTIONAL_SECTIONS = ("ray", "milvus", "gpu")
+OPTIONAL_SECTIONS = ("ray", "milvus", "gpu", "mcp")
 
 
 @dataclass
@@ -71,6 +71,7 @@ class Settings:
     recommendation_examples: int = 1000
     digest_added: int = 1000
     digest_papers: int = 0  # 0: the whole dev corpus
+    mcp_calls: int = 100
 
 
 _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
@@ -78,7 +79,7 @@ _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
                   ray_papers=200, ray_rounds=1, milvus_papers=3000, gpu_papers=2000,
                   gpu_cpu_papers=200, write_sizes="300,1200", write_added=10, write_runs=2,
                   growth_papers=1200, growth_queries=20, recommendation_examples=50,
-                  digest_added=100, digest_papers=1200)
+                  digest_added=100, digest_papers=1200, mcp_calls=10)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
@@ -90,7 +91,7 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (CI)")
     p.add_argument("--sections", default=",".join(SECTIONS),
                    help="comma-separated subset of: " + ", ".join(SECTIONS + OPTIONAL_SECTIONS)
-                        + " (ray, milvus and gpu only when named)")
+                        + " (ray, milvus, gpu and mcp only when named)")
     p.add_argument("--papers", type=int, help="papers encoded per backend (full: 2000)")
     p.add_argument("--update-papers", type=int, help="index size for the update section "
                                                      "(full: 20000)")
@@ -125,6 +126,8 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
                    help="example papers of the recommendations section (full: 1000)")
     p.add_argument("--digest-added", type=int, help="papers added for the digests section "
                                                     "(full: 1000)")
+    p.add_argument("--mcp-calls", type=int, help="calls of each MCP tool and of its Python "
+                                                 "twin in the mcp section (full: 100)")
     p.add_argument("--json", metavar="FILE", help="also write every table to FILE as JSON")
     return p
 
@@ -158,7 +161,7 @@ def run(args: argparse.Namespace) -> list[Table]:
             began = time.perf_counter()
             emit(updates_table(devset, settings.update_papers), began)
         index_dir = Path(folder) / "latency-index"
-        if {"latency", "coldstart", "recommendations"} & set(sections):
+        if {"latency", "coldstart", "recommendations", "mcp"} & set(sections):
             build_stored_index(devset, index_dir, settings.latency_papers or None)
         if "latency" in sections:
             began = time.perf_counter()
@@ -204,6 +207,11 @@ def run(args: argparse.Namespace) -> list[Table]:
             began = time.perf_counter()
             emit(digests_table(devset, Path(folder) / "digest-index", settings.digest_added,
                                settings.runs, settings.digest_papers), began)
+        if "mcp" in sections:
+            from .assistant import assistant_table  # imports the MCP SDK: only when asked
+
+            began = time.perf_counter()
+            emit(assistant_table(devset, index_dir, settings.mcp_calls), began)
     return tables
 
 

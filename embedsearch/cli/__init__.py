@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import EmbedSearchError
+from ..errors import EmbedSearchError, worded
 from .parser import build_parser
 
 __all__ = ["main"]
@@ -48,19 +48,14 @@ def _log_to_stderr(*, quiet: bool) -> None:
     logger.setLevel(logging.ERROR if quiet else logging.INFO)
 
 
-def _worded(exc: EmbedSearchError | OSError) -> str:
-    """The error's message with the argument at fault named by its flag (`--year: ...`)."""
-    message = str(exc)
-    parameter = exc.parameter if isinstance(exc, EmbedSearchError) else None
-    if parameter is None:
-        return message
-    flag = _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
-    return f"{flag}: {message}" if flag else message
+def _flag(parameter: str) -> str | None:
+    """The flag that gives an engine parameter (None: the query, an argument)."""
+    return _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
 
 
 def _delegate(command: str, argv: list[str]) -> int:
     """Run `bench` or `eval`, with the same one-line errors as every other command (but
-    not `_worded`: their parsers have flags of their own)."""
+    not `_flag`'s wording: their parsers have flags of their own)."""
     if command == "bench":
         from ..benchmark import main as run
     else:
@@ -93,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         if isinstance(exc, (EmbedSearchError, OSError)):
-            print(f"embedsearch: error: {_worded(exc)}", file=sys.stderr)
+            print(f"embedsearch: error: {worded(exc, _flag)}", file=sys.stderr)
         else:
             print(f"embedsearch: unexpected error: {type(exc).__name__}: {exc} (rerun with "
                   "--debug to see where)", file=sys.stderr)

@@ -8,8 +8,8 @@ from typing import Any
 
 from .._version import __version__
 from ..bundled import DEFAULT_INDEX
+from . import assistant, library, serving, upkeep, watches
 from . import commands as run
-from . import library, serving, upkeep, watches
 
 __all__ = ["BACKEND_CHOICES", "FORMAT_CHOICES", "METHOD_CHOICES", "build_parser"]
 
@@ -45,6 +45,7 @@ examples:
   embedsearch build papers.jsonl --out indexes/big --storage milvus:http://milvus:19530
   embedsearch remove nips2018:11607 --index indexes/mine
   embedsearch serve --index indexes/mine            # web page and API on 127.0.0.1:8000
+  embedsearch mcp --index indexes/mine              # tools for an AI assistant (stdio)
 """
 
 
@@ -367,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     library.add_commands(command, _add_index, _add_wait)
 
     serving.add_commands(command, _add_index)
+    assistant.add_commands(command, _add_index)
     parser.set_defaults(run=run.overview, quiet=False, debug=False,
                         overview=_overview(summaries))
     return parser

@@ -32,6 +32,7 @@ from ..filters import Filters
 from ..results import hit_record
 from ..retrieval import Mode
 from .apierror import ApiError
+from .assistant import assistant
 from .batching import SearchBatcher
 from .bibliography import bibliography_routes
 from .maps import MapService
@@ -344,12 +345,14 @@ def create_app(engine: SearchEngine, *, allow_writes: bool = False, compute_map:
                        cors_origins=cors_origins)
     maps = MapService(engine, enabled=compute_map)
     batcher = SearchBatcher(engine)
+    tools = assistant(engine)  # the MCP tools at /mcp, for AI assistants
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        maps.start()
-        yield
-        batcher.close()
+        async with tools.running():
+            maps.start()
+            yield
+            batcher.close()
 
     app = FastAPI(title="embedsearch", version=__version__, lifespan=lifespan,
                   max_body_size=None, docs_url=None, redoc_url=None,
@@ -367,9 +370,11 @@ def create_app(engine: SearchEngine, *, allow_writes: bool = False, compute_map:
                (_page_routes(), [])]
     for router, dependencies in routers:
         app.include_router(router, dependencies=dependencies)
-    # Only the write routes change the index: a POST anywhere else (a search) is a read.
+    app.router.routes.extend(tools.routes)
+    # Only the write routes change the index: a POST anywhere else (a search, an MCP
+    # tool call) is a read.
     access = replace(access, reads=tuple(route for router, _ in routers if router is not writer
-                                         for route in router.routes))
+                                         for route in router.routes) + tools.routes)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     _install_layers(app, access)
     return app
