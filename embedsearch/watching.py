@@ -26,10 +26,11 @@ from .filters import Filters
 from .fs import exclusive_lock, write_atomic
 from .papers import Paper
 from .readers.records import papers_from_records
+from .storage.layout import SIDE_FILES
 
 __all__ = ["WATCHES_FILE", "Watch", "WatchList"]
 
-WATCHES_FILE = "watches.json"
+WATCHES_FILE = SIDE_FILES[0]
 _FORMAT = "embedsearch-watches"
 _VERSION = 1
 _LOCK = ".watches.lock"

@@ -228,3 +228,16 @@ def test_the_http_api_serves_watches_digests_and_feeds(
         bad: Any = client.get("/digest", params={"since": "next week"})
         assert bad.status_code == 422 and bad.json()["parameter"] == "since"
     assert engine.watches.get("gnn").last_digest == ""  # the server marks nothing read
+
+
+def test_backups_and_restores_carry_the_saved_searches(
+        watched: tuple[SearchEngine, str], cli: Callable[..., CliResult],
+        tmp_path: Path) -> None:
+    engine, _ = watched
+    saved = tmp_path / "saved"
+    assert cli("backup", saved, "--index", engine.path).code == 0
+    assert [watch.name for watch in WatchList(saved).all()] == ["gnn"]
+    engine.watches.remove("gnn")
+    assert cli("restore", saved, "--index", engine.path).code == 0
+    assert engine.watches.get("gnn").query == "graph neural networks"
+    assert cli("check", "--index", engine.path).code == 0  # a side file is no stray

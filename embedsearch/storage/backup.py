@@ -11,6 +11,7 @@ written) are shared by hard link, and only the others are copied and checksummed
 
 A restore replaces an index with a backup as one new generation, through the writers'
 lock: a running server switches to it at its next request, as it does to any write.
+Both carry the index's side files (its saved searches) with it.
 
 An index whose data lives in Milvus is backed up with Milvus's own tools
 (docs/how-to/operate-index.md); these refuse it.
@@ -24,8 +25,9 @@ import shutil
 from pathlib import Path
 
 from ..errors import ConfigurationError, IndexCorruptError
+from ..fs import write_atomic
 from .base import storage_kind
-from .layout import DEFAULT_WAIT, IndexDirectory, Manifest
+from .layout import DEFAULT_WAIT, SIDE_FILES, IndexDirectory, Manifest
 
 __all__ = ["backup_index", "restore_index"]
 
@@ -43,6 +45,14 @@ def _copy(source: Path, target: Path, names: list[str]) -> None:
     for name in names:
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source / name, target / name)
+
+
+def _carry_side_files(source: Path, target: Path) -> None:
+    """The side files (`SIDE_FILES`: the saved searches) that `source` has, replaced in
+    `target` in one rename each."""
+    for name in SIDE_FILES:
+        if (source / name).is_file():
+            write_atomic(target / name, (source / name).read_bytes())
 
 
 def backup_index(index: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Manifest:
@@ -70,6 +80,7 @@ def backup_index(index: str | os.PathLike[str], dest: str | os.PathLike[str]) ->
             if copied.files != manifest.files:
                 raise IndexCorruptError(f"the copy in {dest} does not match {index}'s "
                                         "checksums; nothing was published")
+        _carry_side_files(source.path, target.path)
         return copied
     finally:
         lease.release()
@@ -88,6 +99,8 @@ def restore_index(backup: str | os.PathLike[str], index: str | os.PathLike[str],
         target = IndexDirectory(index)
         with target.write(replace=True, wait=wait) as staging:
             _copy(saved.files_dir(manifest), staging.dir, sorted(manifest.files))
-            return target.commit(staging, dataclasses.replace(manifest, files={}))
+            restored = target.commit(staging, dataclasses.replace(manifest, files={}))
+        _carry_side_files(saved.path, target.path)
+        return restored
     finally:
         lease.release()

@@ -3,6 +3,7 @@
     NAME/
       manifest.json     format version, model, index type, count, files with sha256
       .lock             the writers' lock: one writer at a time, across processes
+      watches.json      the saved searches (a side file: see SIDE_FILES)
       g000003/          the current generation's files
         .lease          readers of this generation hold a shared lock on it
         s000002-1/      a segment of a local index (see storage/local/segment.py)
@@ -53,8 +54,13 @@ from ..fs import (
 from ..hashing import sha256_file
 from .manifest import FORMAT_VERSION, MANIFEST, Manifest
 
-__all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "IndexDirectory", "Lease", "Manifest", "Staging",
-           "newest_generation"]
+__all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "SIDE_FILES", "IndexDirectory", "Lease", "Manifest",
+           "Staging", "newest_generation"]
+
+#: Files an index keeps beside its manifest, outside its generations, each replaced in
+#: one rename by its owner: the saved searches (`watching`). Backups and restores carry
+#: them; a write of the index never touches them.
+SIDE_FILES = ("watches.json",)
 
 _LOCK = ".lock"
 _LEASE = ".lease"
