@@ -46,11 +46,9 @@ def similarity_floor(watch: Watch) -> float:
 
 
 def similarity(hit: Hit) -> float:
-    """What a digest's floor compares: a library hit's similarity to its nearest library
-    paper, else the cosine of the query and the paper."""
-    if hit.because:
-        return hit.because[0].similarity
-    return hit.dense_score if hit.dense_score is not None else float("-inf")
+    """What a digest's floor compares: the hit's score (`Hit.score`), the cosine of the
+    query and the paper, or of the paper and its nearest library paper."""
+    return hit.score
 
 
 @dataclass(frozen=True)

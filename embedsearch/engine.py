@@ -328,7 +328,7 @@ class SearchEngine:
 
     def search(self, query: str, k: int = 10, *, filters: Filters | None = None,
                mode: str = "hybrid", positives: Sequence[str] = (), diverse: bool = False,
-               evidence: bool = True) -> Hits:
+               evidence: bool = True, min_score: float | None = None) -> Hits:
         """The `k` papers that best match `query`, best first.
 
         Args:
@@ -343,6 +343,8 @@ class SearchEngine:
             diverse: re-rank for variety (maximal marginal relevance), so near-duplicates
                 do not fill the page.
             evidence: give each hit the sentence of its abstract that best matches.
+            min_score: leave out the hits less alike than this (`Hit.score`, the cosine of
+                query and paper): fewer than `k` then come back, or none.
 
         Returns:
             The hits, a list of `Hit` (a table in Jupyter; `to_pandas()` for a DataFrame).
@@ -352,12 +354,12 @@ class SearchEngine:
             PaperNotFoundError: a `positives` id the index lacks.
         """
         return self.search_many([query], k, filters=filters, mode=mode, positives=positives,
-                                diverse=diverse, evidence=evidence)[0]
+                                diverse=diverse, evidence=evidence, min_score=min_score)[0]
 
     def search_many(self, queries: Sequence[str], k: int = 10, *,
                     filters: Filters | None = None, mode: str = "hybrid",
                     positives: Sequence[str] = (), diverse: bool = False,
-                    evidence: bool = True) -> list[Hits]:
+                    evidence: bool = True, min_score: float | None = None) -> list[Hits]:
         """`search` for each of `queries`, their vectors encoded in one batch (faster than
         one call each); the other arguments as for `search`.
 
@@ -373,21 +375,23 @@ class SearchEngine:
             return []
         with self.snapshot() as view:
             examples = self._keys(view, positives)
-            vectors = (self.encoder.encode_queries(texts) if mode != "lexical"
-                       else [None] * len(texts))
+            # Lexical ranking needs no vector, but every hit's score is its cosine to
+            # the query (`Hit.score`), so the query is encoded in every mode.
+            vectors = self.encoder.encode_queries(texts)
             retriever = self._retriever(view)
             pulled = view.vectors(examples)
             results = []
             for text, vector in zip(texts, vectors):
                 vector = None if vector is None else pull_towards(vector, pulled)
                 request = Request(text, vector, examples, text)
-                results.append(Hits(retriever.hits(request, k, mode, filters, diverse, evidence)))
+                results.append(Hits(retriever.hits(request, k, mode, filters, diverse, evidence,
+                                                   min_score)))
             return results
 
     def similar(self, paper_ids: str | Sequence[str], k: int = 10, *,
                 negatives: Sequence[str] = (), filters: Filters | None = None,
                 diverse: bool = False, evidence: bool = True,
-                method: str = DEFAULT_METHOD) -> Hits:
+                method: str = DEFAULT_METHOD, min_score: float | None = None) -> Hits:
         """The `k` papers closest to the given papers and, with `negatives`, far from those.
 
         Ranked by the stored vectors (nothing is re-encoded), by `method`: by default
@@ -403,6 +407,7 @@ class SearchEngine:
             diverse: re-rank for variety, as for `search`.
             evidence: give each hit its sentence closest to the examples.
             method: clusters, mean, classifier or nearest (`recommending.METHODS`).
+            min_score: leave out the hits less alike than this (`Hit.score`).
 
         Raises:
             PaperNotFoundError: an id the index lacks.
@@ -416,12 +421,13 @@ class SearchEngine:
             request = like_keys(view, self._keys(view, ids), self._keys(view, negatives),
                                 method)
             return Hits(self._retriever(view).hits(request, k, "dense", filters,
-                                               diverse, evidence))
+                                                   diverse, evidence, min_score))
 
     def similar_to_papers(self, papers: Iterable[Paper | Mapping[str, Any]], k: int = 10, *,
                           negatives: Iterable[Paper | Mapping[str, Any]] = (),
                           filters: Filters | None = None, diverse: bool = False,
-                          evidence: bool = True, method: str = DEFAULT_METHOD) -> Hits:
+                          evidence: bool = True, method: str = DEFAULT_METHOD,
+                          min_score: float | None = None) -> Hits:
         """The `k` papers of the index closest to `papers`, which need not be in it: a
         bibliography, a reading list, your own drafts.
 
@@ -440,6 +446,7 @@ class SearchEngine:
             diverse: re-rank for variety, as for `search`.
             evidence: give each hit its sentence closest to the examples.
             method: as for `similar`.
+            min_score: as for `similar`.
 
         Raises:
             QueryError: no paper given, `k` out of range, or an unknown method.
@@ -454,7 +461,7 @@ class SearchEngine:
             request = like_papers(given, against, view,
                                   lambda texts: self.encoder.encode_documents(texts), method)
             return Hits(self._retriever(view).hits(request, k, "dense", filters,
-                                               diverse, evidence))
+                                                   diverse, evidence, min_score))
 
     def match_papers(self, papers: Sequence[Paper]) -> list[str | None]:
         """The id of the index's paper each given paper is (same id, DOI, arXiv id or

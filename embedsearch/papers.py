@@ -78,6 +78,13 @@ class Paper:
         venue): usable as an example, and indexed only when asked (`--allow-title-only`)."""
         return not self.abstract
 
+    def __repr__(self) -> str:
+        # One line: a list of papers printed in a notebook reads as a list, not as pages
+        # of abstracts (`to_dict` has every field).
+        title = self.title if len(self.title) <= 60 else self.title[:59] + "…"
+        where = ", ".join(part for part in (self.venue, str(self.year or "")) if part)
+        return f"Paper(id={self.id!r}, title={title!r}" + (f", {where}" if where else "") + ")"
+
     def to_dict(self) -> dict[str, object]:
         """The paper as JSON-ready plain data (lists, not tuples)."""
         return {

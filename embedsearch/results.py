@@ -19,7 +19,9 @@ __all__ = ["HIT_COLUMNS", "PAPER_COLUMNS", "Hit", "Hits", "Reason", "hit_record"
 #: A paper's fields in JSON, in their order: `Paper.to_dict` is their one definition
 #: (its order, id and title first, is not the dataclass's), so they are read from it.
 PAPER_COLUMNS: tuple[str, ...] = tuple(Paper(id="", abstract="").to_dict())
+_PAPER_FIELDS = frozenset(field.name for field in fields(Paper))
 _HTML_ABSTRACT_CHARS = 300
+_LINE = 100  # the width `Hits` prints to
 
 
 @dataclass(frozen=True)
@@ -40,26 +42,43 @@ class Reason:
 
 @dataclass(frozen=True)
 class Hit:
-    """One result: its 1-based rank, its score (higher is closer), the paper, and why.
+    """One result: its 1-based rank, how alike it is (`score`), the paper, and why.
 
-    `score` is the mode's ranking score: cosine similarity for dense search, BM25 for
-    lexical, the fused z-score for hybrid. `dense_score` (cosine to the query vector)
-    and `lexical_score` (BM25) are given whenever the search computed them;
-    `evidence` is the abstract's sentence that best matches the query, and
-    `evidence_terms` the words of it that match. A recommendation from example papers
-    has `because`: the (up to three) examples nearest to it, nearest first, and `group`:
-    the label of the cluster of examples the nearest is in.
+    `score` is a similarity a person can read and compare across queries and modes: the
+    cosine of the query's vector and the paper's (for `similar`, of the given papers'
+    direction and the paper; for a recommendation from a library, of the paper and its
+    nearest library paper). It lies in [-1, 1], in practice about 0.1 to 0.8 for the
+    bundled model, so "at least 0.5" means the same on every query (`min_score`).
+
+    `rank_score` is what the hits are ordered by, which only compares hits of one
+    query: the cosine for dense search, BM25 for lexical, the fused z-score for hybrid
+    (relative to the other hits, it can be negative). `lexical_score` (BM25) is given
+    whenever the search computed it. `evidence` is the abstract's sentence that best
+    matches the query, and `evidence_terms` the words of it that match. A
+    recommendation from example papers has `because`: the (up to three) examples
+    nearest to it, nearest first, and `group`: the label of the cluster of examples the
+    nearest is in. The paper's fields are the hit's too: `hit.id`, `hit.title`, ...
     """
 
     rank: int
     score: float
     paper: Paper
-    dense_score: float | None = None
+    rank_score: float | None = None
     lexical_score: float | None = None
     evidence: str | None = None
     evidence_terms: tuple[str, ...] = ()
     because: tuple[Reason, ...] = ()
     group: str | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for names the hit lacks: a paper field is the hit's too, as in its
+        # JSON (`hit.id`, `hit.title`, `hit.year`), so a reader need not know `hit.paper`.
+        if name in _PAPER_FIELDS:
+            return getattr(self.paper, name)
+        raise AttributeError(f"'Hit' object has no attribute '{name}'")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *_PAPER_FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
         """The hit as JSON-ready data, in `HIT_COLUMNS` order: rank, score and the paper's
@@ -94,6 +113,8 @@ def hit_record(hit: Hit, **extra: Any) -> dict[str, Any]:
     """One hit as JSON-ready data: the shape every JSON output of a hit has."""
     data = hit.to_dict()
     data["score"] = round(hit.score, 6)
+    if hit.rank_score is not None:
+        data["rank_score"] = round(hit.rank_score, 6)
     return {**data, **extra}
 
 
@@ -113,6 +134,21 @@ class Hits(list[Hit]):
     def papers(self) -> list[Paper]:
         """The hits' papers, in rank order."""
         return [hit.paper for hit in self]
+
+    def __repr__(self) -> str:
+        """A compact table, a hit a line: rank, score, id and title cut to the line."""
+        if not self:
+            return "Hits([])  (no papers match)"
+        width = max(len(hit.paper.id) for hit in self)
+        lines = [f"{'rank':>4}  {'score':>5}  {'id':<{width}}  title"]
+        for hit in self:
+            title = " ".join(hit.paper.title.split())
+            room = max(20, _LINE - 17 - width)
+            title = title if len(title) <= room else title[: room - 1] + "…"
+            lines.append(f"{hit.rank:>4}  {hit.score:>5.3f}  {hit.paper.id:<{width}}  {title}")
+        return "\n".join(lines)
+
+    __str__ = __repr__
 
     def to_records(self) -> list[dict[str, Any]]:
         """Each hit as JSON-ready data (the `--json` shape)."""

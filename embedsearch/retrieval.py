@@ -8,7 +8,7 @@ alone); `exclude` holds keys never to return (the examples themselves).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 import numpy as np
@@ -131,6 +131,17 @@ def _relevance(scores: NDArray[np.float32], vectors: NDArray[np.float32],
     return np.asarray(scaled, dtype=np.float64)
 
 
+def _similarity(at: int, dense: NDArray[np.float32] | None,
+                because: list[tuple[tuple[Reason, ...], str | None]] | None,
+                ranked: float) -> float:
+    """Hit `at`'s readable similarity (see `Hit.score`): to its nearest library paper
+    for a recommendation, else to the request's vector; the ranking score only for a
+    request without a vector."""
+    if because and because[at][0]:
+        return because[at][0][0].similarity
+    return float(dense[at]) if dense is not None else float(ranked)
+
+
 class Retriever:
     """Ranks the papers of one view of an index for requests; the same code for every
     storage, so fusion, diversity and evidence do not depend on where the data lives."""
@@ -159,7 +170,9 @@ class Retriever:
             ranked = fuse(lexical, view.dense(request.vector, depth, filters, exclude))
         if diverse and len(ranked[1]):
             vectors = view.vectors(ranked[1])
-            order = mmr(_relevance(ranked[0], vectors, request.vector), vectors, k)
+            relevance = _relevance(ranked[0], vectors,
+                                   None if lexical is ranked else request.vector)
+            order = mmr(relevance, vectors, k)
             ranked = ranked[0][order], ranked[1][order]
         return (ranked[0][:k], ranked[1][:k]), lexical
 
@@ -176,13 +189,21 @@ class Retriever:
         return np.array([known[key] for key in keys.tolist()], dtype=np.float32)
 
     def hits(self, request: Request, k: int, mode: str, filters: Filters | None,
-             diverse: bool = False, evidence: bool = True) -> list[Hit]:
-        for _ in range(_ATTEMPTS - 1):
+             diverse: bool = False, evidence: bool = True,
+             min_score: float | None = None) -> list[Hit]:
+        """The request's top `k` hits, those of `score` under `min_score` left out (the
+        others keep their order and are numbered again from 1)."""
+        for attempt in range(_ATTEMPTS):
             try:
-                return self._hits(request, k, mode, filters, diverse, evidence)
+                found = self._hits(request, k, mode, filters, diverse, evidence)
+                break
             except KeyError:  # a paper ranked was removed by another process meanwhile
-                continue
-        return self._hits(request, k, mode, filters, diverse, evidence)
+                if attempt == _ATTEMPTS - 1:
+                    raise
+        if min_score is None:
+            return found
+        kept = [hit for hit in found if hit.score >= min_score]
+        return [replace(hit, rank=rank) for rank, hit in enumerate(kept, 1)]
 
     def _hits(self, request: Request, k: int, mode: str, filters: Filters | None,
               diverse: bool, evidence: bool) -> list[Hit]:
@@ -207,8 +228,8 @@ class Retriever:
                                self._encode, shared=request.text is None)
                  if evidence else None)
         return [
-            Hit(rank, float(score), papers[int(key)],
-                dense_score=float(dense[i]) if dense is not None else None,
+            Hit(rank, _similarity(i, dense, because, score), papers[int(key)],
+                rank_score=float(score),
                 lexical_score=float(lexical[i]) if lexical is not None else None,
                 evidence=found[i].sentence if found else None,
                 evidence_terms=found[i].terms if found else (),

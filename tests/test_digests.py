@@ -122,8 +122,7 @@ def test_a_digest_lists_what_arrived_since_and_is_alike(
     section = found.sections[0]
     assert section.arrived == len(GRAPHS) + len(OTHERS)
     assert {hit.paper.id for hit in section.hits} == GNN_IDS  # the seeds are older
-    assert all(hit.dense_score is not None and hit.dense_score >= QUERY_FLOOR
-               for hit in section.hits)
+    assert all(hit.score >= QUERY_FLOOR for hit in section.hits)
     assert [hit.rank for hit in section.hits] == [1, 2, 3]
     assert all(before < section.added[paper] <= found.until for paper in GNN_IDS)
     # A watch of its own floor lists more, and one after the papers lists nothing.

@@ -178,7 +178,8 @@ def search(args: argparse.Namespace) -> None:
         raise InputError("give either a QUERY or --queries FILE")
     engine = open_index(args, model=args.model)
     options = {"filters": filters_of(args), "mode": args.mode, "diverse": args.diverse,
-               "positives": args.positive or (), "evidence": not args.no_evidence}
+               "positives": args.positive or (), "evidence": not args.no_evidence,
+               "min_score": args.min_score}
     if args.queries is None:
         output.results([(engine.search(args.query, args.k, **options), {})], _shape(args))
         return
@@ -203,7 +204,7 @@ def similar(args: argparse.Namespace) -> None:
                          "--from FILE")
     engine = open_index(args)
     options = {"filters": filters_of(args), "diverse": args.diverse,
-               "evidence": not args.no_evidence}
+               "evidence": not args.no_evidence, "min_score": args.min_score}
     if args.method is not None:
         options["method"] = args.method
     if args.from_files or args.not_from:

@@ -80,6 +80,8 @@ Venue = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
 Keyword = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
                     Query(max_length=LIMITS.filter_values,
                           description="only papers with one of these author keywords")]
+MinScore = Annotated[float | None, Query(ge=-1, le=1, description=(
+    "only papers at least this alike: the hit's score, the cosine of query and paper"))]
 Collection = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
                        Query(max_length=LIMITS.filter_values,
                              description="only papers in one of these collections or their "
@@ -117,11 +119,11 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
                                        description="what you are looking for")],
                k: K = 10, mode: ModeParam = "hybrid", year: Year = None,
                venue: Venue = [], keyword: Keyword = [],
-               collection: Collection = []) -> dict[str, Any]:
+               collection: Collection = [], min_score: MinScore = None) -> dict[str, Any]:
         """The k papers that best match q, best first, each with its evidence sentence."""
         filters = _filters(year, venue, keyword, collection)
         try:
-            hits = batcher.search(q, k, filters, mode)
+            hits = batcher.search(q, k, filters, mode, min_score)
         except QueryError as exc:
             raise _refusal(exc) from None
         return {"query": q, "k": k, "mode": mode, "filters": filters.to_dict(),
@@ -136,7 +138,8 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
             if not query.strip():
                 raise ApiError(422, f"queries.{number}: the query is empty",
                                f"queries.{number}")
-        results = engine.search_many(body.queries, body.k, filters=filters, mode=body.mode)
+        results = engine.search_many(body.queries, body.k, filters=filters, mode=body.mode,
+                                     min_score=body.min_score)
         return {"k": body.k, "mode": body.mode, "filters": filters.to_dict(), "results": [
             {"query_index": number, "query": query,
              "hits": [hit_record(hit, query_index=number, query=query) for hit in hits]}
@@ -163,7 +166,7 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
         hits = engine.similar_to_papers(papers("papers", body.papers), body.k,
                                         negatives=papers("negatives", body.negatives),
                                         filters=filters, diverse=body.diverse,
-                                        method=body.method)
+                                        method=body.method, min_score=body.min_score)
         query_id = ",".join(paper.id for paper in body.papers)
         return {"query_id": query_id, "k": body.k, "filters": filters.to_dict(),
                 "hits": [hit_record(hit, query_id=query_id) for hit in hits]}
@@ -178,10 +181,11 @@ def _paper_routes(engine: SearchEngine) -> APIRouter:
     @router.get("/papers/{paper_id:path}/similar", response_model=SimilarOut,
                 response_model_exclude_unset=True)
     def similar(paper_id: str, k: K = 10, year: Year = None, venue: Venue = [],
-                keyword: Keyword = [], collection: Collection = []) -> dict[str, Any]:
+                keyword: Keyword = [], collection: Collection = [],
+                min_score: MinScore = None) -> dict[str, Any]:
         """The k papers closest to this one (never itself), from its stored vector."""
         filters = _filters(year, venue, keyword, collection)
-        hits = engine.similar(paper_id, k, filters=filters)
+        hits = engine.similar(paper_id, k, filters=filters, min_score=min_score)
         return {"query_id": paper_id, "k": k, "filters": filters.to_dict(),
                 "hits": [hit_record(hit, query_id=paper_id) for hit in hits]}
 

@@ -31,6 +31,7 @@ class _Request:
     k: int
     filters: Filters
     mode: str
+    min_score: float | None = None
     future: Future[list[Hit]] = field(default_factory=Future)
 
 
@@ -44,10 +45,12 @@ class SearchBatcher:
         self._worker: threading.Thread | None = None
         self._start_lock = threading.Lock()
 
-    def search(self, query: str, k: int, filters: Filters, mode: str = "hybrid") -> list[Hit]:
-        """The hits `engine.search(query, k, filters=filters, mode=mode)` would give."""
+    def search(self, query: str, k: int, filters: Filters, mode: str = "hybrid",
+               min_score: float | None = None) -> list[Hit]:
+        """The hits `engine.search(query, k, filters=filters, mode=mode,
+        min_score=min_score)` would give."""
         self._ensure_worker()
-        request = _Request(query, k, filters, mode)
+        request = _Request(query, k, filters, mode, min_score)
         self._queue.put(request)
         return request.future.result()
 
@@ -83,14 +86,18 @@ class SearchBatcher:
             self._answer(batch)
 
     def _answer(self, batch: list[_Request]) -> None:
-        # One search_many per (k, filters, mode): its answers are those of single searches.
-        groups: dict[tuple[int, Filters, str], list[_Request]] = defaultdict(list)
+        # One search_many per (k, filters, mode, min_score): its answers are those of
+        # single searches.
+        groups: dict[tuple[int, Filters, str, float | None], list[_Request]] = \
+            defaultdict(list)
         for request in batch:
-            groups[(request.k, request.filters, request.mode)].append(request)
-        for (k, filters, mode), requests in groups.items():
+            groups[(request.k, request.filters, request.mode, request.min_score)].append(
+                request)
+        for (k, filters, mode, min_score), requests in groups.items():
             try:
                 results = self._engine.search_many([r.query for r in requests], k,
-                                                   filters=filters, mode=mode)
+                                                   filters=filters, mode=mode,
+                                                   min_score=min_score)
             except Exception as exc:
                 if len(requests) == 1:
                     requests[0].future.set_exception(exc)

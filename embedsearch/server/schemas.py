@@ -97,7 +97,7 @@ class ReasonOut(BaseModel):
 _HIT_TYPES: dict[str, Any] = {
     "rank": (int, ...),
     "score": (float, ...),
-    "dense_score": (float | None, None),
+    "rank_score": (float | None, None),
     "lexical_score": (float | None, None),
     "evidence": (str | None, None),
     "evidence_terms": (list[str] | None, None),
@@ -113,8 +113,10 @@ _HIT_EXTRAS: dict[str, Any] = {
 }
 
 
-_HIT_DOC = """One result: rank (1-based), score (the mode's: fused z-score for hybrid, cosine for
-dense, BM25 for lexical; higher is closer), the paper, the component scores and the
+_HIT_DOC = """One result: rank (1-based), score (the similarity of query and paper, a cosine
+comparable across queries and modes; for a recommendation, to its nearest example),
+rank_score (what the hits are ordered by: the fused z-score for hybrid, cosine for
+dense, BM25 for lexical; relative to the other hits), the paper, the BM25 score and the
 evidence sentence; batch results add query_index and query, similar-paper results
 query_id."""
 
@@ -170,6 +172,7 @@ class BatchSearchIn(BaseModel):
     venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     collection: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+    min_score: Annotated[float, Field(ge=-1, le=1)] | None = None
 
 
 class BatchResult(BaseModel):
@@ -297,6 +300,8 @@ class SimilarPapersIn(BaseModel):
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     collection: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     method: Method = "clusters"
+    #: Only hits at least this alike (their score: the cosine to the nearest example).
+    min_score: Annotated[float, Field(ge=-1, le=1)] | None = None
 
 
 class BibliographyIn(BaseModel):

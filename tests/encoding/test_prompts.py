@@ -109,7 +109,7 @@ def test_build_records_the_prompts_and_queries_use_them(
     papers = {paper.id: paper for paper in read_papers(seed_files)}
     expected = {hit["id"]: float(reference[0][by_text[embedding_text(papers[str(hit["id"])])]]
                                  @ reference[1][0]) for hit in hits}
-    assert [hit["dense_score"] for hit in hits] == pytest.approx(
+    assert [hit["score"] for hit in hits] == pytest.approx(
         [expected[str(hit["id"])] for hit in hits], abs=1e-4)
 
 
@@ -123,7 +123,7 @@ def test_prompts_given_on_the_command_line_for_a_model_without_them(
     query = model.encode_query([QUERIES[1]], prompt="query: ", normalize_embeddings=True)[0]
     hits = cli("search", QUERIES[1], "--index", tmp_path / "index", "--mode", "dense", "-k",
                "5", "--json").json_lines()
-    assert [hit["dense_score"] for hit in hits] == pytest.approx(
+    assert [hit["score"] for hit in hits] == pytest.approx(
         sorted((documents @ query).tolist(), reverse=True)[:5], abs=1e-4)
     # A query with another prompt is refused in one line, naming both.
     refused = cli("search", QUERIES[1], "--index", tmp_path / "index", "--query-prompt",

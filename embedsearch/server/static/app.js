@@ -107,12 +107,14 @@
   // -- results ---------------------------------------------------------------------------
   function scoreMeta(hit) {
     if (typeof hit.score !== "number") return null;
-    // The bar shows closeness in meaning (cosine), comparable across modes.
-    const closeness = hit.dense_score ?? hit.score;
+    // The score is the cosine of query and paper: comparable across queries and modes.
     const bar = el("i");
-    bar.style.width = `${(Math.max(0, Math.min(1, closeness)) * 100).toFixed(0)}%`;
-    return el("span", { class: "score", title: "ranking score; the bar: cosine similarity to the query" },
-      el("span", { class: "score-bar", "aria-hidden": "true" }, bar), `score ${hit.score.toFixed(3)}`);
+    bar.style.width = `${(Math.max(0, Math.min(1, hit.score)) * 100).toFixed(0)}%`;
+    const ranked = typeof hit.rank_score === "number"
+      ? `; ranked by ${hit.rank_score.toFixed(3)} (relative to the other results)` : "";
+    return el("span", { class: "score", title: `similarity to the query (cosine)${ranked}` },
+      el("span", { class: "score-bar", "aria-hidden": "true" }, bar),
+      `similarity ${hit.score.toFixed(2)}`);
   }
 
   function resultItem(hit, rank, query) {
