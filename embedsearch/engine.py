@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .bundled import DEFAULT_INDEX, corpus_files
+from .bundled import DEFAULT_INDEX, sample_papers
 from .checking import DRIFT_SAMPLE, CheckReport, check_index
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
 from .errors import PaperNotFoundError, QueryError
@@ -226,10 +226,10 @@ class SearchEngine:
     def open_default(cls, path: str | os.PathLike[str] = DEFAULT_INDEX, *,
                      progress: bool = False,
                      cache_dir: str | os.PathLike[str] | None = None) -> SearchEngine:
-        """The index of the bundled ICLR 2025 sample at `path`, built there if absent."""
+        """The index of the bundled ICLR 2025 sample (`bundled.sample_papers`: ids
+        iclr2025:1 ... iclr2025:38) at `path`, built there if absent."""
         if not IndexDirectory(path).exists():
-            return cls.build_from_files(path, corpus_files(), progress=progress,
-                                        cache_dir=cache_dir)
+            return cls.build(path, sample_papers(), progress=progress, cache_dir=cache_dir)
         return cls.open(path, cache_dir=cache_dir)
 
     def refresh(self) -> bool:

@@ -77,7 +77,9 @@ class PaperNotFoundError(EmbedSearchError, KeyError):
 
     def __init__(self, paper_id: str, index: str | Path | None = None) -> None:
         self.paper_id = paper_id
-        where = f" in index {index}" if index is not None else ""
+        # Where the index is known (the command line, Python), say how to see its ids.
+        where = (f" in index {index}; every hit shows its id: embedsearch search WORDS "
+                 f"--index {index}" if index is not None else "")
         super().__init__(f"no paper with id '{paper_id}'{where}")
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message

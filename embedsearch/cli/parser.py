@@ -8,7 +8,7 @@ from typing import Any
 
 from .._version import __version__
 from ..bundled import DEFAULT_INDEX
-from . import assistant, library, serving, upkeep, watches
+from . import assistant, library, sample, serving, upkeep, watches
 from . import commands as run
 
 __all__ = ["BACKEND_CHOICES", "FORMAT_CHOICES", "METHOD_CHOICES", "build_parser"]
@@ -320,6 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reading_checks(similar)
     _add_query_options(similar)
     similar.set_defaults(run=run.similar)
+
+    sample.add_commands(command)
 
     show = command("show", "Print one paper of the index.")
     show.add_argument("paper_id", metavar="PAPER_ID")

@@ -164,7 +164,8 @@ def test_real_process_exit_codes_and_no_traceback(seed_index: Path, tmp_path: Pa
                              capture_output=True, text=True, env=env)
     assert missing.returncode == 1 and "Traceback" not in missing.stderr
     assert missing.stderr == (f"embedsearch: error: no paper with id 'nope' in index "
-                              f"{seed_index}\n")
+                              f"{seed_index}; every hit shows its id: embedsearch search "
+                              f"WORDS --index {seed_index}\n")
     usage = subprocess.run(command + ["search", "-k", "many"], capture_output=True,
                            text=True, env=env)
     assert usage.returncode == 2 and "invalid int value" in usage.stderr

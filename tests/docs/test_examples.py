@@ -25,8 +25,17 @@ from .world import make_world
 
 #: Fences that are not code to run: output, diagrams, file layouts, data.
 NOT_CODE = {"", "text", "json", "yaml", "toml", "csv", "bibtex"}
+#: Pages that run in the reader's own world (what the quick start leaves), not in the
+#: world of `world.py`: `test_the_tutorial_follows_the_quick_start` runs them.
+READERS_WORLD = (REPO / "docs" / "tutorial.md",)
 PAGES = [page for page in documentation_pages()
-         if any(block.not_run is None for block in blocks(page))]
+         if any(block.not_run is None for block in blocks(page))
+         and page not in READERS_WORLD]
+#: An id argument of the commands and calls that take paper ids.
+_ID_ARGUMENTS = re.compile(
+    r"embedsearch\s+(?:show|similar|remove)\s+((?:[^\s-][^\s]*\s+)*)"
+    r"|--(?:positive|not)\s+(\S+)"
+    r"|\.(?:similar|get|remove)\(\s*\[?\s*[\"']([^\"']+)[\"']")
 
 
 @pytest.fixture(scope="session")
@@ -68,6 +77,51 @@ def test_docstring_examples_run(tmp_path: Path, world_index: Path) -> None:
     world = make_world(tmp_path / "world")
     shutil.copytree(world_index, world / "indexes" / "mine")
     assert _run_all(examples, world) == len(examples)
+
+
+def quick_start_search() -> str:
+    """The quick start's search command, as README.md gives it."""
+    readme = blocks(REPO / "README.md")
+    lines = [line.split("#")[0].strip() for block in readme for line in block.code.splitlines()
+             if line.strip().startswith("embedsearch search")]
+    assert lines, "README's quick start searches the bundled sample"
+    return lines[0]
+
+
+def test_the_tutorial_follows_the_quick_start(tmp_path: Path) -> None:
+    # The reader's world: an empty folder, the quick start's search, then the tutorial.
+    world = tmp_path / "reader"
+    (world / "home").mkdir(parents=True)
+    runner = PageRunner(world)
+    try:
+        runner.run(Block(REPO / "README.md", 0, "bash", quick_start_search(), None))
+        assert sorted(path.name for path in world.iterdir()) == ["home", "indexes"]
+        ran = 0
+        for block in blocks(READERS_WORLD[0]):
+            if block.not_run is None:
+                runner.run(block)
+                ran += 1
+    finally:
+        runner.close()
+    assert ran >= 10
+
+
+def test_every_example_id_is_in_the_readers_index() -> None:
+    from embedsearch.bundled import sample_papers
+
+    from .world import world_papers
+
+    known = {paper.id for paper in sample_papers()} | {r["id"] for r in world_papers()}
+    named = []
+    for page in documentation_pages():
+        for block in blocks(page):
+            for match in _ID_ARGUMENTS.finditer(block.code):
+                words = " ".join(group for group in match.groups() if group).split()
+                named += [(str(block), word) for word in words
+                          if word not in {"\\", "|", ">"} and not word.startswith(("-", "$"))]
+    assert len(named) >= 5, named
+    unknown = [(where, word) for where, word in named if word not in known]
+    assert not unknown, f"ids the reader's index lacks: {unknown}"
 
 
 def test_every_block_runs_or_says_why() -> None:

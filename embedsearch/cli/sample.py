@@ -1,0 +1,74 @@
+"""`embedsearch sample FILE`: the bundled sample written as a file of your own, declared
+(`add_commands`) and run here. The tutorial starts from it: its papers are the default
+index's, with the same ids (iclr2025:1 ... iclr2025:38)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import InputError
+from .commands import say
+
+__all__ = ["add_commands", "sample"]
+
+Command = Callable[..., argparse.ArgumentParser]
+#: What each file extension is written as (`export.write`'s formats).
+_FORMATS = {".jsonl": "jsonl", ".csv": "csv", ".bib": "bibtex"}
+_RANGE = re.compile(r"^\s*(\d+)?\s*-\s*(\d+)?\s*$|^\s*(\d+)\s*$")
+
+
+def add_commands(command: Command) -> None:
+    """Declare sample with the parser's `command` helper."""
+    sampling = command("sample", "Write the bundled sample (38 ICLR 2025 papers) to a file.")
+    sampling.add_argument("file", metavar="FILE",
+                          help="where to write it, as its extension says: .jsonl (JSON "
+                               "lines), .csv or .bib; '-' for JSON lines on stdout")
+    sampling.add_argument("--papers", metavar="RANGE",
+                          help="only papers in RANGE of their numbers, e.g. 1-30 or 31-38 "
+                               "(default: all 38; the ids are iclr2025:NUMBER)")
+    sampling.set_defaults(run=sample)
+
+
+def _chosen(text: str | None, count: int) -> range:
+    """The paper numbers (1-based) `--papers` names."""
+    if text is None:
+        return range(1, count + 1)
+    match = _RANGE.match(text)
+    if not match:
+        raise InputError(f"--papers {text}: write a range such as 1-30 or 31-38")
+    single = match.group(3)
+    first = int(single or match.group(1) or 1)
+    last = int(single or match.group(2) or count)
+    if not 1 <= first <= last <= count:
+        raise InputError(f"--papers {text}: the sample's papers are numbered 1 to {count}")
+    return range(first, last + 1)
+
+
+def sample(args: argparse.Namespace) -> None:
+    from ..bundled import sample_papers
+    from ..export import write
+
+    papers = sample_papers()
+    chosen = [papers[number - 1] for number in _chosen(args.papers, len(papers))]
+    if args.file == "-":
+        write(chosen, "jsonl", sys.stdout)
+        return
+    path = Path(args.file)
+    shape = _FORMATS.get(path.suffix.lower())
+    if shape is None:
+        raise InputError(f"cannot tell a format from '{path.suffix or path.name}': name the "
+                         f"file .jsonl, .csv or .bib", path=path)
+    if path.exists():
+        raise InputError("exists already; remove it or choose another name", path=path)
+    from ..fs import write_atomic
+
+    text = io.StringIO()
+    write(chosen, shape, text)
+    write_atomic(path, text.getvalue())
+    say(args, f"Wrote {len(chosen)} paper{'s' * (len(chosen) != 1)} of the bundled sample "
+              f"({chosen[0].id} to {chosen[-1].id}) to {path}.")
