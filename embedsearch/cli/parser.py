@@ -35,15 +35,16 @@ most used:
 _EXAMPLES = """\
 examples:
   embedsearch search "low-rank visual prompting"          # bundled ICLR 2025 sample
+  embedsearch sample papers.jsonl                         # the sample as a file of yours
   embedsearch build papers.jsonl --out indexes/mine
   embedsearch search "graph neural networks" --index indexes/mine -k 5 --year 2023-2025
-  embedsearch similar nips2018:11607 --index indexes/mine --json
+  embedsearch similar iclr2025:7 --index indexes/mine --json
   embedsearch similar ID1 ID2 --not ID3 --index indexes/mine  # like these, unlike that
   embedsearch similar --from refs.bib --index indexes/mine    # like your own papers
   embedsearch search "diffusion" --format bibtex > diffusion.bib
   embedsearch add new.csv --index indexes/mine
   embedsearch build papers.jsonl --out indexes/big --storage milvus:http://milvus:19530
-  embedsearch remove nips2018:11607 --index indexes/mine
+  embedsearch remove iclr2025:7 --index indexes/mine
   embedsearch serve --index indexes/mine            # web page and API on 127.0.0.1:8000
   embedsearch mcp --index indexes/mine              # tools for an AI assistant (stdio)
 """
