@@ -3,9 +3,14 @@
 The same writers serve `--format` on the command line and Python callers:
 `to_bibtex(engine.search("diffusion"))` gives a .bib file's text.
 
-BibTeX is written by bibtexparser 2's writer, each value LaTeX-encoded by pylatexenc
-(what bibtexparser's own encoding middleware uses) so that `&`, `%`, braces and
-accents neither break the file nor the LaTeX run that cites it. The citation key is
+BibTeX is written by bibtexparser 2's writer: each paper under its entry type (@book,
+@phdthesis, ...; guessed from the venue only when the source did not say) with every
+standard field it keeps (publisher, editor, pages, ... `Paper.bib_fields`), each value
+LaTeX-encoded by pylatexenc (what bibtexparser's own encoding middleware uses) so that
+`&`, `%` and braces neither break the file nor the LaTeX run that cites it. Text is
+Unicode in every field by default (biber, and LaTeX since 2018, read UTF-8); `latex=True`
+spells every character that has a LaTeX escape in it, in every field, for classic
+BibTeX. Our reader reads either back as the same papers. The citation key is
 the paper id when the id is a valid key (so re-reading the file gives back the same
 ids), else the id made safe plus a short hash of it: the same paper always gets the
 same key, and two ids never share one.
@@ -14,6 +19,7 @@ same key, and two ids never share one.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -22,8 +28,10 @@ import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
+from .bibentry import NAME_FIELDS
 from .errors import DependencyError, QueryError
 from .papers import Paper
+from .readers.latex import latex_to_text
 from .results import HIT_COLUMNS, Hit, hit_record
 
 __all__ = ["FORMATS", "citation_key", "to_bibtex", "to_csv", "to_jsonl", "write"]
@@ -40,6 +48,13 @@ _JOURNAL = re.compile(r"journal|transactions|letters|review|magazine|arxiv", re.
 # Words with a capital after their first letter (LoRA, GPT-4, ImageNet) are braced so
 # that BibTeX styles which lower-case titles leave them as written.
 _KEEP_CASE = re.compile(r"(?<![\w{\\])([A-Za-z0-9]+[A-Z][\w-]*)")
+# A name with " and " in it (a company): braced, or BibTeX would split it in two.
+_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+#: Entry types whose venue is the book they are in (booktitle), not a journal.
+_IN_BOOK = ("inproceedings", "incollection", "inbook", "proceedings")
+#: Fields where "--" is a range (BibTeX's en dash), not two hyphens typed.
+_RANGES = ("pages",)
 # LaTeX's special characters, and < > (which OT1 fonts print as ¡ ¿).
 _SPECIALS = {ord(char): latex for char, latex in {
     "\\": r"{\textbackslash}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%",
@@ -69,13 +84,16 @@ def _papers(items: Iterable[Hit | Paper]) -> list[Paper]:
 
 class _Latex:
     """LaTeX-encode a value with pylatexenc: math ($...$) kept as written, LaTeX's special
-    characters escaped, the rest of Unicode kept as UTF-8 (which LaTeX and biber read,
-    and which reads back exactly; "ﬁ" or "−" spelled as LaTeX would come back as "fi"
-    and "-"). Names (`latin=True`) also spell accented letters as LaTeX accents, since
-    BibTeX abbreviates first names byte by byte. A value whose kept math would leave
-    braces unbalanced is encoded whole instead, $ included."""
+    characters escaped (so that no value breaks the file or the LaTeX run), and the rest
+    of Unicode kept as UTF-8, which biber and LaTeX read and which reads back exactly.
+    `escapes`: every other character that has a LaTeX spelling our reader turns back
+    into it is spelt so too ({\\'e}, {\\textendash}), for BibTeX without UTF-8 (which
+    abbreviates first names byte by byte); "ﬁ" or "−" stay UTF-8, as their spelling
+    would come back as "fi" and "-". A value whose kept math would leave braces
+    unbalanced is encoded whole instead, $ included. `dashes=False` (page ranges) writes
+    "--" as BibTeX's en dash instead of as two hyphens."""
 
-    def __init__(self, *, latin: bool = False) -> None:
+    def __init__(self, *, escapes: bool = False) -> None:
         from pylatexenc.latexencode import (
             RULE_CALLABLE,
             RULE_DICT,
@@ -90,16 +108,45 @@ class _Latex:
             (re.compile(r"-(?=-)"), "-{}"), (re.compile(r"'(?=')"), "'{}"),
             (re.compile(r"`"), "{`}")])
         specials = UnicodeToLatexConversionRule(rule_type=RULE_DICT, rule=_SPECIALS)
-        rules: list[Any] = [dashes, specials, *(["defaults"] if latin else [])]
+        spelt = [UnicodeToLatexConversionRule(rule_type=RULE_CALLABLE, rule=_escape)] \
+            if escapes else []
         options = {"unknown_char_policy": "keep", "unknown_char_warning": False}
-        self._math = UnicodeToLatexEncoder(conversion_rules=[keep_math, *rules], **options)
-        self._plain = UnicodeToLatexEncoder(conversion_rules=rules, **options)
+        self._encoders = {
+            (math, keep_dashes): UnicodeToLatexEncoder(conversion_rules=[
+                *([keep_math] if math else []), *([dashes] if keep_dashes else []),
+                specials, *spelt], **options)
+            for math in (True, False) for keep_dashes in (True, False)}
 
-    def __call__(self, text: str) -> str:
-        encoded: str = self._math.unicode_to_latex(text)
+    def __call__(self, text: str, *, dashes: bool = True) -> str:
+        encoded: str = self._encoders[True, dashes].unicode_to_latex(text)
         if not _balanced(encoded):
-            encoded = self._plain.unicode_to_latex(text)
+            encoded = self._encoders[False, dashes].unicode_to_latex(text)
         return encoded
+
+
+@functools.cache
+def _spelling() -> Any:
+    """pylatexenc's encoder of one character to its LaTeX spelling, braced whole."""
+    from pylatexenc.latexencode import UnicodeToLatexEncoder
+
+    return UnicodeToLatexEncoder(conversion_rules=["defaults"], unknown_char_policy="keep",
+                                 unknown_char_warning=False,
+                                 replacement_latex_protection="braces-all")
+
+
+@functools.cache
+def _spelt(char: str) -> str | None:
+    """`char`'s LaTeX spelling if our reader reads it back as `char`, else None."""
+    spelling: str = _spelling().unicode_to_latex(char)
+    return spelling if spelling != char and latex_to_text(spelling) == char else None
+
+
+def _escape(text: str, start: int) -> tuple[int, str] | None:
+    """(1, spelling) for a non-ASCII character that has a LaTeX spelling (see `_spelt`)."""
+    if ord(text[start]) < 128:
+        return None
+    spelling = _spelt(text[start])
+    return (1, spelling) if spelling else None
 
 
 def _math_span(text: str, start: int) -> tuple[int, str] | None:
@@ -140,15 +187,50 @@ def _title(encoded: str) -> str:
                    for part in parts)
 
 
-def _entry(paper: Paper, encode: _Latex, names: _Latex) -> Any:
+def _kind(paper: Paper) -> str:
+    """The entry type: the paper's own, else a guess from its venue (misc without one)."""
+    if paper.entry_type:
+        return paper.entry_type
+    return "misc" if not paper.venue else "article" if _JOURNAL.search(paper.venue) \
+        else "inproceedings"
+
+
+def _names(value: Iterable[str], encode: _Latex) -> str:
+    """People as BibTeX lists them: " and " between names, a name holding " and " (a
+    company) braced whole so that it stays one."""
+    names = (" ".join(name.split()) for name in value)
+    return " and ".join(f"{{{encode(name)}}}" if _AND.search(name) else encode(name)
+                        for name in names if name)
+
+
+def _kept(paper: Paper, encode: _Latex) -> list[Any]:
+    """The paper's other standard fields (`bib_fields`) as written: a month named by its
+    abbreviation as BibTeX's macro (styles print it in full), pages with an en dash."""
     from bibtexparser import model
 
-    venue = paper.venue
-    kind = "misc" if not venue else "article" if _JOURNAL.search(venue) else "inproceedings"
+    fields = []
+    for name, value in paper.bib_fields:
+        if name in NAME_FIELDS:
+            fields.append(model.Field(name, _names(value.split(" and "), encode)))
+        elif name == "month" and value.lower() in _MONTHS:
+            fields.append(model.Field(name, value.lower(), enclosing="no-enclosing"))
+        else:
+            fields.append(model.Field(name, encode(value, dashes=name not in _RANGES)))
+    return fields
+
+
+def _entry(paper: Paper, encode: _Latex) -> Any:
+    from bibtexparser import model
+
+    kind = _kind(paper)
+    kept = dict(paper.bib_fields)
+    # The venue goes where the reader takes it from (journal, then booktitle): under
+    # journal when the paper also keeps a booktitle of its own.
+    venue = "journal" if "booktitle" in kept or kind not in _IN_BOOK else "booktitle"
     values: list[tuple[str, str]] = [
         ("title", _title(encode(paper.title))),
-        ("author", " and ".join(names(" ".join(name.split())) for name in paper.authors)),
-        ("journal" if kind == "article" else "booktitle", encode(venue)),
+        ("author", _names(paper.authors, encode)),
+        (venue, encode(paper.venue)),
         ("year", str(paper.year) if paper.year else ""),
         ("abstract", encode(paper.abstract)),
         ("keywords", ", ".join(encode(word) for word in paper.keywords)),
@@ -159,14 +241,15 @@ def _entry(paper: Paper, encode: _Latex, names: _Latex) -> Any:
         ("eprint", paper.arxiv_id),
         ("archiveprefix", "arXiv" if paper.arxiv_id else ""),
     ]
-    if kind == "misc":
-        values = [(name, value) for name, value in values if name != "booktitle"]
     fields = [model.Field(name, value) for name, value in values if value]
-    return model.Entry(kind, citation_key(paper.id), fields)
+    return model.Entry(kind, citation_key(paper.id), [*fields, *_kept(paper, encode)])
 
 
-def to_bibtex(items: Iterable[Hit | Paper]) -> str:
-    """A .bib file's text: one entry per paper of `items` (hits or papers), in order."""
+def to_bibtex(items: Iterable[Hit | Paper], *, latex: bool = False) -> str:
+    """A .bib file's text: one entry per paper of `items` (hits or papers), in order,
+    of the paper's entry type, with every field it keeps. Every field is Unicode (LaTeX's
+    special characters escaped); `latex`: spelt in LaTeX escapes wherever one exists
+    ({\\'e}), for BibTeX without UTF-8. Either reads back as the same papers."""
     try:
         from bibtexparser.entrypoint import write_string
         from bibtexparser.library import Library
@@ -174,13 +257,15 @@ def to_bibtex(items: Iterable[Hit | Paper]) -> str:
         raise DependencyError("BibTeX export needs bibtexparser 2, which is not installed: "
                               "pip install 'bibtexparser>=2.0,<3'") from None
     library = Library()
-    encode, names = _Latex(), _Latex(latin=True)
+    encode = _Latex(escapes=latex)
     for paper in _papers(items):
-        library.add(_entry(paper, encode, names))
+        library.add(_entry(paper, encode))
     return write_string(library)
 
 
 def _cell(value: Any) -> Any:
+    if isinstance(value, Mapping):  # bib_fields: "publisher: MIT Press; pages: 1--9"
+        return "; ".join(f"{name}: {text}" for name, text in value.items())
     if isinstance(value, (list, tuple)):
         return "; ".join(_named(item) for item in value)
     if isinstance(value, bool):
@@ -222,11 +307,13 @@ def to_jsonl(items: Iterable[Hit | Paper | Mapping[str, Any]]) -> str:
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in _records(items))
 
 
-def write(items: Sequence[Hit | Paper | Mapping[str, Any]], format: str, out: IO[str]) -> None:
-    """Write `items` to `out` in `format` (one of `FORMATS`)."""
+def write(items: Sequence[Hit | Paper | Mapping[str, Any]], format: str, out: IO[str], *,
+          latex: bool = False) -> None:
+    """Write `items` to `out` in `format` (one of `FORMATS`); `latex`: BibTeX in LaTeX
+    escapes (see `to_bibtex`)."""
     if format == "bibtex":
         papers = [item for item in items if not isinstance(item, Mapping)]
-        out.write(to_bibtex(papers))
+        out.write(to_bibtex(papers, latex=latex))
     elif format == "csv":
         out.write(to_csv(items))
     elif format == "jsonl":

@@ -71,6 +71,14 @@ class Paper:
     #: The reference manager's collections the paper is in, each as its path from the
     #: top ("Thesis/Methods"); what `Filters.collections` matches.
     collections: tuple[str, ...] = ()
+    #: What kind of publication it is, as a standard BibTeX entry type ("article",
+    #: "book", "inproceedings", ... `bibentry.ENTRY_TYPES`); '' when the source does not
+    #: say (the BibTeX export then guesses from the venue).
+    entry_type: str = ""
+    #: The other standard bibliographic fields the source gave (publisher, editor,
+    #: volume, pages, ... `bibentry.KEPT_FIELDS`), as (BibTeX field name, plain Unicode
+    #: text) pairs in that list's order; editors as "First Last and First Last".
+    bib_fields: tuple[tuple[str, str], ...] = ()
 
     @property
     def title_only(self) -> bool:
@@ -86,7 +94,7 @@ class Paper:
         return f"Paper(id={self.id!r}, title={title!r}" + (f", {where}" if where else "") + ")"
 
     def to_dict(self) -> dict[str, object]:
-        """The paper as JSON-ready plain data (lists, not tuples)."""
+        """The paper as JSON-ready plain data (lists, not tuples; `bib_fields` an object)."""
         return {
             "id": self.id,
             "title": self.title,
@@ -102,6 +110,8 @@ class Paper:
             "doi": self.doi,
             "arxiv_id": self.arxiv_id,
             "collections": list(self.collections),
+            "entry_type": self.entry_type,
+            "bib_fields": dict(self.bib_fields),
         }
 
 

@@ -56,7 +56,10 @@ def test_entries_and_keys(tmp_path: Path) -> None:
     assert "@inproceedings{conf:1," in text and "booktitle = {ICLR}" in text
     assert "@misc{" + citation_key("plain id") + "," in text
     assert "{LoRA}" in text and "{GPT-4}" in text  # kept as written by lower-casing styles
-    assert "Jos\\'e N\\'u\\~nez" in text and "\\&" in text and "\\%" in text
+    # Unicode in every field, authors too; --latex spells accents in every field.
+    assert "José Núñez" in text and "\\&" in text and "\\%" in text
+    escaped = to_bibtex([AWKWARD], latex=True)
+    assert "Jos{\\'e} N{\\'u}{\\~n}ez" in escaped and 'na{\\"\\i}ve' in escaped
     # A key is the id when the id is a valid key; otherwise safe, stable and distinct.
     assert citation_key("nips2018:11607") == "nips2018:11607"
     assert citation_key("plain id") == citation_key("plain id") != citation_key("plain_id")

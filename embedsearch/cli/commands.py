@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bundled import DEFAULT_INDEX
-from ..errors import DependencyError, EmbedSearchError, InputError
+from ..errors import DependencyError, EmbedSearchError, InputError, QueryError
 from ..filters import Filters
 from . import output
 from .sources import inputs
@@ -131,7 +131,10 @@ def _write_report(args: argparse.Namespace, *found: Any) -> None:
 
 def _shape(args: argparse.Namespace) -> str:
     """How hits are printed: text, jsonl (also --json), bibtex or csv."""
-    return "jsonl" if args.json else args.output_format or "text"
+    shape = "jsonl" if args.json else args.output_format or "text"
+    if getattr(args, "latex", False) and shape != "bibtex":
+        raise QueryError("--latex spells BibTeX in LaTeX escapes: add --format bibtex")
+    return shape
 
 
 def filters_of(args: argparse.Namespace) -> Filters:
@@ -181,7 +184,8 @@ def search(args: argparse.Namespace) -> None:
                "positives": args.positive or (), "evidence": not args.no_evidence,
                "min_score": args.min_score}
     if args.queries is None:
-        output.results([(engine.search(args.query, args.k, **options), {})], _shape(args))
+        output.results([(engine.search(args.query, args.k, **options), {})], _shape(args),
+                       latex=args.latex)
         return
     from .reading import read_lines
 
@@ -192,7 +196,8 @@ def search(args: argparse.Namespace) -> None:
         raise InputError("holds no queries (one per line)", path=args.queries)
     results = engine.search_many([query for _, query in numbered], args.k, **options)
     output.results([(hits, {"query_index": number, "query": query})
-                    for (number, query), hits in zip(numbered, results)], _shape(args))
+                    for (number, query), hits in zip(numbered, results)], _shape(args),
+                   latex=args.latex)
 
 
 def similar(args: argparse.Namespace) -> None:
@@ -217,7 +222,8 @@ def similar(args: argparse.Namespace) -> None:
         ids = [paper.id for paper in papers]
     else:
         hits = engine.similar(ids, args.k, negatives=args.negative or (), **options)
-    output.results([(hits, {"query_id": ",".join(ids)})], _shape(args), group=args.group)
+    output.results([(hits, {"query_id": ",".join(ids)})], _shape(args), group=args.group,
+                   latex=args.latex)
 
 
 def overview(args: argparse.Namespace) -> None:

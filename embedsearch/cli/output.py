@@ -111,11 +111,12 @@ def grouped(found: Sequence[Hit]) -> list[tuple[str, list[Hit]]]:
 
 
 def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,
-            out: IO[str] | None = None, *, group: bool = False) -> None:
+            out: IO[str] | None = None, *, group: bool = False, latex: bool = False) -> None:
     """Print the hits of one or more queries, each with what names its query (`query`
     and `query_index`, or `query_id`). CSV has one header; a .bib file holds each paper
     once, whichever queries found it. `group`: text output under a heading for each
-    library group (JSON and CSV carry each hit's `group` anyway)."""
+    library group (JSON and CSV carry each hit's `group` anyway). `latex`: BibTeX in
+    LaTeX escapes (`export.to_bibtex`)."""
     out = out or sys.stdout
     if group and shape == "text":
         for found, extra in batches:
@@ -127,7 +128,8 @@ def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,
         from .. import export
 
         if shape == "bibtex":
-            out.write(export.to_bibtex([hit for found, _ in batches for hit in found]))
+            out.write(export.to_bibtex([hit for found, _ in batches for hit in found],
+                                       latex=latex))
         else:
             out.write(export.to_csv([hit_record(hit, **extra) for found, extra in batches
                                      for hit in found]))

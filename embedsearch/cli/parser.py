@@ -161,6 +161,12 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
                        help="print the hits as a .bib file (the papers, keyed by id), CSV "
                             "with a header (the JSON fields, lists joined with '; '), or "
                             "JSON lines (the same as --json)")
+    parser.add_argument("--latex", action="store_true",
+                        help="with --format bibtex: spell accents and symbols as LaTeX "
+                             "escapes ({\\'e}, {\\textendash}) in every field, for BibTeX "
+                             "without UTF-8; by default every field is UTF-8 text, as biber "
+                             "reads it (LaTeX's special characters such as & and %% are "
+                             "escaped either way)")
 
 
 def _add_filters(parser: argparse.ArgumentParser) -> None:

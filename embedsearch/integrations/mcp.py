@@ -263,7 +263,9 @@ class Shape:
 
     def paper(self, paper: Paper, bibtex: str) -> str:
         fields = {name: value for name, value in paper.to_dict().items()
-                  if value not in ("", [], None, False)}
+                  if value not in ("", [], {}, None, False)}
+        kept = fields.pop("bib_fields", {})  # publisher, pages, ...: a line each
+        fields.update(kept if isinstance(kept, dict) else {})
         record = "\n".join(f"{name}: {'; '.join(value) if isinstance(value, list) else value}"
                            for name, value in fields.items())
         return self._fit("", [record, f"BibTeX:\n{bibtex.strip()}"], "parts",

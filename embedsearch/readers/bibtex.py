@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..bibentry import KEPT_FIELDS, NAME_FIELDS, bib_fields, entry_type
 from ..identifiers import normalise_arxiv_id
 from .base import Located, Skipped, read_text, register_format
 from .foreign import Converted, doi_url, first_last, foreign_papers, split_keywords
@@ -36,6 +37,8 @@ BIBTEX_FIELDS: dict[str, tuple[str, ...]] = {
     "keywords": ("keywords",),
     "url": ("doi", "url"),
     "arxiv_id": ("eprint (with archiveprefix or eprinttype arXiv)",),
+    "entry_type": ("(entry type: biblatex's mapped onto BibTeX's)",),
+    "bib_fields": KEPT_FIELDS,
 }
 
 #: Entry types that hold what their children share (a proceedings volume, a book):
@@ -94,14 +97,26 @@ def _first(fields: Mapping[str, str], names: tuple[str, ...]) -> str:
     return next((fields[name] for name in names if fields.get(name, "").strip()), "")
 
 
-def bibtex_record(key: str, fields: Mapping[str, str]) -> dict[str, object]:
-    """One BibTeX entry (its key, its field values without their outer braces) as our record.
+def _kept(fields: Mapping[str, str], venue: str | None) -> dict[str, str]:
+    """The kept standard fields (`bibentry.KEPT_FIELDS`) as plain text, but the one that
+    gave the venue; editors as "First Last and First Last", like the authors."""
+    kept = bib_fields({name: value for name, value in fields.items() if name != venue})
+    return {name: " and ".join(_authors(value)) if name in NAME_FIELDS else
+            latex_to_text(value) for name, value in kept}
+
+
+def bibtex_record(key: str, fields: Mapping[str, str], *, kind: str = "") -> dict[str, object]:
+    """One BibTeX entry (its key, its field values without their outer braces, its entry
+    type) as our record.
 
     Fields are matched case-insensitively. author is split on " and " outside braces and
     each "Last, First" turned into "First Last"; keywords split on ',' or ';'; doi becomes
-    https://doi.org/DOI, preferred to url; every text but the url is LaTeX-decoded.
+    https://doi.org/DOI, preferred to url; every text but the url is LaTeX-decoded. The
+    entry type and the other standard fields (publisher, editor, pages, ...) are kept.
     """
     fields = {name.lower(): value for name, value in fields.items()}
+    venue = next((name for name in BIBTEX_FIELDS["venue"] if fields.get(name, "").strip()),
+                 None)
     doi = fields.get("doi", "").strip()
     archive = (fields.get("archiveprefix") or fields.get("eprinttype") or "").strip().lower()
     return {
@@ -116,6 +131,8 @@ def bibtex_record(key: str, fields: Mapping[str, str]) -> dict[str, object]:
         # Only a valid id: a bibliography's eprint of another archive, or a typo, is no
         # reason to refuse the entry.
         "arxiv_id": normalise_arxiv_id(fields.get("eprint", "")) if archive == "arxiv" else "",
+        "entry_type": entry_type(kind, thesis_kind=fields.get("type", "")),
+        "bib_fields": dict(bib_fields(_kept(fields, venue))),
     }
 
 
@@ -273,7 +290,7 @@ def _entries(path: Path) -> Iterator[Converted | Skipped]:
         if kind == "xdata" or (key.lower() in parents
                                and (kind in _CONTAINERS or not merged.get("abstract"))):
             continue  # what its papers point to, not a paper
-        yield bibtex_record(key, merged), Where(path, line, None), f"{key} (line {line})"
+        yield bibtex_record(key, merged, kind=kind), Where(path, line, None), f"{key} (line {line})"
 
 
 @register_format("bibtex", (".bib", ".bibtex"), "BibTeX entries")

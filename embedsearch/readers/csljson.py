@@ -3,7 +3,9 @@
 A JSON array of items: `id`, `title`, `abstract`, `author` [{family, given} or
 {literal}], `issued` {date-parts: [[year, month, day]]} (or {raw} / {literal}),
 `container-title` -> venue, `DOI` -> url https://doi.org/..., else `URL`, `keyword`
-(one text, ',' or ';' separated). A `.json` file is read as CSL-JSON when its first
+(one text, ',' or ';' separated), `type` -> the BibTeX entry type (`bibentry.CSL_TYPES`),
+and the standard fields of `CSL_KEPT` under their BibTeX names (`publisher` is a
+thesis's school, a report's institution). A `.json` file is read as CSL-JSON when its first
 item has `issued` or `container-title`, or authors as objects: keys our own layout
 never uses, so a file of ours is never mistaken for one.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from ..bibentry import CSL_TYPES, bib_fields
 from .base import Located, Skipped, register_format
 from .foreign import (
     collapse,
@@ -26,7 +29,14 @@ from .foreign import (
 from .jsonarray import read_json_document
 from .records import Where, kind
 
-__all__ = ["csl_record", "read_csl_json"]
+__all__ = ["CSL_KEPT", "csl_record", "read_csl_json"]
+
+#: The BibTeX field each kept CSL variable gives (`publisher` depends on the type).
+CSL_KEPT = {"volume": "volume", "issue": "number", "page": "pages", "edition": "edition",
+            "publisher-place": "address", "collection-title": "series", "ISBN": "isbn",
+            "ISSN": "issn", "genre": "type", "note": "note"}
+#: Who publishes a thesis or a report, in BibTeX's words.
+_PUBLISHER = {"phdthesis": "school", "mastersthesis": "school", "techreport": "institution"}
 
 
 def _looks_like_csl(raw: Mapping[str, object]) -> bool:
@@ -83,10 +93,27 @@ def _venue(raw: Mapping[str, object], where: Where) -> str:
     return optional_text({"container-title": value}, "container-title", where)
 
 
+def _number_or_text(raw: Mapping[str, object], key: str, where: Where) -> str:
+    """A variable CSL allows as a number or as text (volume, issue, edition)."""
+    value = raw.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return optional_text(raw, key, where)
+
+
+def _kept(raw: Mapping[str, object], kind: str, where: Where) -> dict[str, str]:
+    found = {field: _number_or_text(raw, name, where) for name, field in CSL_KEPT.items()}
+    found[_PUBLISHER.get(kind, "publisher")] = optional_text(raw, "publisher", where)
+    found["editor"] = " and ".join(_authors(raw.get("editor"), where))
+    return dict(bib_fields(found))
+
+
 @register_layout("csl-json", _looks_like_csl)
 def csl_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
     """One CSL item in our record layout."""
     doi = optional_text(raw, "DOI", where)
+    given = optional_text(raw, "type", where)
+    kind = CSL_TYPES.get(given, "misc") if given else ""
     return {
         "id": raw.get("id"),
         "title": optional_text(raw, "title", where),
@@ -96,6 +123,8 @@ def csl_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
         "venue": _venue(raw, where),
         "url": doi_url(doi) if doi else optional_text(raw, "URL", where),
         "keywords": split_keywords(optional_text(raw, "keyword", where)),
+        "entry_type": kind,
+        "bib_fields": _kept(raw, kind, where),
     }
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..bibentry import bib_fields, entry_type
 from ..errors import InputError
 from ..identifiers import identifiers_in_url, normalise_arxiv_id, normalise_doi
 from ..papers import Paper, derive_title
@@ -22,11 +23,12 @@ __all__ = ["RECORD_FIELDS", "Where", "kind", "paper_from_record", "papers_from_r
 #: The fields a record may carry; anything else in a record is ignored.
 RECORD_FIELDS = (
     "id", "title", "abstract", "authors", "keywords", "venue", "year", "url", "tldr",
-    "primary_area", "doi", "arxiv_id", "collections",
+    "primary_area", "doi", "arxiv_id", "collections", "entry_type", "bib_fields",
 )
 # Public paper lists name some fields differently; the canonical name wins if both exist.
 _ALIASES = {"author": "authors", "site": "url"}
-_STRING_FIELDS = ("title", "venue", "url", "tldr", "primary_area", "doi", "arxiv_id")
+_STRING_FIELDS = ("title", "venue", "url", "tldr", "primary_area", "doi", "arxiv_id",
+                  "entry_type")
 #: An arXiv paper's DataCite DOI names its arXiv id.
 _ARXIV_DOI = "10.48550/arxiv."
 _LIST_FIELDS = ("authors", "keywords", "collections")
@@ -91,6 +93,26 @@ def _string_list(value: object, name: str, where: Where) -> tuple[str, ...]:
     else:
         raise where.error(f"expected a list or a ';'-separated text, got {kind(value)}", name)
     return tuple(item.strip() for item in items if item.strip())
+
+
+def _bib_fields(value: object, where: Where) -> tuple[tuple[str, str], ...]:
+    """The kept bibliographic fields of an object {name: text} (numbers, such as a
+    volume, as text); names not in `bibentry.KEPT_FIELDS` are ignored."""
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise where.error(f"expected an object of field names and texts, got {kind(value)}",
+                          "bib_fields")
+    texts: dict[str, str] = {}
+    for name, item in value.items():
+        if isinstance(item, int) and not isinstance(item, bool):
+            item = str(item)
+        if not isinstance(name, str) or not isinstance(item, str):
+            raise where.error(f"expected text for field {name!r}, got {kind(item)}",
+                              "bib_fields")
+        _check_encodable(item, "bib_fields", where)
+        texts[name] = item
+    return bib_fields(texts)
 
 
 def _year(value: object, where: Where) -> int | None:
@@ -185,6 +207,8 @@ def paper_from_record(
         doi=doi,
         arxiv_id=arxiv_id,
         collections=lists["collections"],
+        entry_type=entry_type(text["entry_type"]),
+        bib_fields=_bib_fields(fields.get("bib_fields"), where),
     )
 
 

@@ -7,7 +7,10 @@ AU and A1 -> authors ("Last, First" as "First Last"), PY (else Y1, DA) -> year,
 venue from the first of T2, JO, JF, J2, JA, BT, then PB as a last resort (exporters
 disagree: Zotero writes T2, EndNote JO or JF, PubMed JO and JA, and a PMLR paper may
 carry only its publisher), KW -> keywords, DO -> url https://doi.org/..., else the first
-UR, ID -> id (else one derived from the file and position). An entry without an
+UR, ID -> id (else one derived from the file and position), TY -> the BibTeX entry
+type (`bibentry.RIS_TYPES`), and the other standard fields kept under their BibTeX
+names (`RIS_KEPT`: PB the publisher, or a thesis's school, a report's institution;
+SP and EP the pages; SN the ISBN of a book or chapter, else the ISSN). An entry without an
 abstract becomes a title-only paper (see `foreign`); one cut short (no 'ER  -' before
 the next 'TY  -' or the end) is skipped and named, and the rest read; lines outside any
 entry (an export's header) are ignored.
@@ -20,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..bibentry import RIS_TYPES, bib_fields
 from .base import Located, Skipped, iter_lines, register_format
 from .foreign import Converted, collapse, doi_url, first_last, foreign_papers, split_keywords
 from .records import Where
@@ -39,6 +43,15 @@ RIS_FIELDS: dict[str, tuple[str, ...]] = {
     "url": ("doi", "urls"),                               # DO, UR
 }
 
+#: The BibTeX field each kept RIS tag (rispy's name) gives; PB and SN depend on the type.
+RIS_KEPT: dict[str, str] = {
+    "volume": "volume", "number": "number", "edition": "edition",    # VL, IS, ET
+    "place_published": "address", "tertiary_title": "series",         # CY, T3
+    "type_of_work": "type",                                           # M3
+}
+#: Who publishes a thesis or a report, in BibTeX's words.
+_PUBLISHER = {"phdthesis": "school", "mastersthesis": "school", "techreport": "institution"}
+_ISBN_TYPES = ("book", "incollection", "inbook")
 _TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
 _LEADING_YEAR = re.compile(r"\s*([0-9]{4})")
 
@@ -59,6 +72,25 @@ def _year(entry: Mapping[str, object]) -> str | None:
     return match.group(1) if match else (text or None)
 
 
+def _pages(entry: Mapping[str, object]) -> str:
+    """SP and EP as BibTeX writes a range ("12--20"); SP alone as written."""
+    start, end = _first(entry, ("start_page",)), _first(entry, ("end_page",))
+    return f"{start}--{end}" if start and end and start != end else start or end
+
+
+def _kept(entry: Mapping[str, object], kind: str) -> dict[str, str]:
+    """The standard fields besides ours, by their BibTeX names (see `RIS_KEPT`)."""
+    unknown = entry.get("unknown_tag")
+    editors = [*_texts(entry.get("secondary_authors")),
+               *(_texts(unknown.get("ED")) if isinstance(unknown, Mapping) else [])]
+    found = {field: _first(entry, (name,)) for name, field in RIS_KEPT.items()}
+    found[_PUBLISHER.get(kind, "publisher")] = _first(entry, ("publisher",))
+    found["isbn" if kind in _ISBN_TYPES else "issn"] = _first(entry, ("issn",))
+    found["pages"] = _pages(entry)
+    found["editor"] = " and ".join(first_last(name) for name in editors)
+    return dict(bib_fields(found))
+
+
 def ris_record(entry: Mapping[str, object]) -> dict[str, object]:
     """One entry as rispy parses it (tag names as in rispy's mapping) as our record."""
     unknown = entry.get("unknown_tag")
@@ -67,6 +99,7 @@ def ris_record(entry: Mapping[str, object]) -> dict[str, object]:
     doi = _first(entry, ("doi",))
     authors = [first_last(name) for key in RIS_FIELDS["authors"] for name in _texts(entry.get(key))]
     keywords = [word for text in _texts(entry.get("keywords")) for word in split_keywords(text)]
+    kind = RIS_TYPES.get(_first(entry, ("type_of_reference",)).upper(), "misc")
     return {
         "id": _first(entry, RIS_FIELDS["id"]) or None,
         "title": _first(entry, RIS_FIELDS["title"]),
@@ -76,6 +109,8 @@ def ris_record(entry: Mapping[str, object]) -> dict[str, object]:
         "venue": _first(entry, RIS_FIELDS["venue"]),
         "keywords": keywords,
         "url": doi_url(doi) if doi else _first(entry, ("urls",)),
+        "entry_type": kind,
+        "bib_fields": _kept(entry, kind),
     }
 
 

@@ -77,6 +77,10 @@ class _Paper(BaseModel):
     doi: str = ""
     arxiv_id: str = ""
     collections: list[str] = []
+    #: The BibTeX entry type ("article", "book", ...); "" when the source did not say.
+    entry_type: str = ""
+    #: The other standard bibliographic fields read (publisher, editor, pages, ...).
+    bib_fields: dict[str, str] = {}
 
 
 class PaperOut(_Paper):
@@ -264,6 +268,10 @@ class PaperIn(BaseModel):
     doi: Annotated[str, Field(max_length=500)] = ""
     arxiv_id: Annotated[str, Field(max_length=100)] = ""
     collections: Annotated[list[_Text], Field(max_length=200)] = []
+    entry_type: Annotated[str, Field(max_length=40)] = ""
+    bib_fields: Annotated[dict[Annotated[str, Field(max_length=40)],
+                               Annotated[str, Field(max_length=2_000)]],
+                          Field(max_length=40)] = {}
 
 
 class PapersIn(BaseModel):

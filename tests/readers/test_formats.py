@@ -182,10 +182,13 @@ def test_bibtex_links_read_as_their_text(tmp_path: Path, abstract: str, read: st
 
 def test_bibtex_record_is_the_whole_mapping() -> None:
     record = bibtex_record("k", {"TITLE": "T", "abstract": "A.", "author": "B, A and C D",
-                                 "journal": "J", "year": "2020", "keywords": "x;y"})
+                                 "journal": "J", "year": "2020", "keywords": "x;y",
+                                 "Publisher": "P", "pages": "1--2", "file": "a.pdf"},
+                           kind="Article")
     assert record == {"id": "k", "title": "T", "abstract": "A.", "authors": ["A B", "C D"],
                       "year": "2020", "venue": "J", "keywords": ["x", "y"], "url": "",
-                      "arxiv_id": ""}
+                      "arxiv_id": "", "entry_type": "article",
+                      "bib_fields": {"pages": "1--2", "publisher": "P"}}
     # An accent opening a name after "and" survives the split (bibtexparser's drops it).
     names = bibtex_record("k", {"author": "J\\\"org M\\\"uller and \\'Emile Zola"})["authors"]
     assert names == ["Jörg Müller", "Émile Zola"]

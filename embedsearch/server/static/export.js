@@ -57,8 +57,13 @@
     return `${safe.replace(/^_+|_+$/g, "") || "paper"}_${sha256(String(id)).slice(0, 8)}`;
   }
 
-  // A venue named like a journal is cited as one (as the command line's export does).
+  // A venue named like a journal is cited as one (as the command line's export does),
+  // for a paper whose source gave no entry type.
   const JOURNAL = /journal|transactions|letters|review|magazine|arxiv/i;
+  // Entry types whose venue is the book they are in (booktitle), not a journal.
+  const IN_BOOK = ["inproceedings", "incollection", "inbook", "proceedings"];
+  const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+    "dec"];
 
   function bibValue(text) {
     // LaTeX's specials escaped outside math; braces kept only when they balance.
@@ -80,17 +85,32 @@
     return `{${value}}`;
   }
 
+  function names(list) {
+    // " and "-joined; a name with " and " in it (a company) braced so that it stays one.
+    return list.map((name) => String(name).replace(/\s+/g, " ").trim()).filter(Boolean)
+      .map((name) => (/\sand\s/i.test(name) ? `{${name}}` : name)).join(" and ");
+  }
+
   function bibEntry(paper, key) {
-    const kind = !paper.venue ? "misc" : JOURNAL.test(paper.venue) ? "article" : "inproceedings";
-    const fields = [["title", paper.title],
-      ["author", (paper.authors || []).join(" and ")],
-      [kind === "article" ? "journal" : "booktitle", kind === "misc" ? "" : paper.venue],
-      ["year", paper.year], ["abstract", paper.abstract],
-      ["keywords", (paper.keywords || []).join(", ")], ["url", paper.url]];
+    // As embedsearch.export: the paper's own entry type and every standard field it keeps
+    // (bib_fields), in Unicode; the venue where the reader takes it from.
+    const kept = paper.bib_fields || {};
+    const kind = paper.entry_type
+      || (!paper.venue ? "misc" : JOURNAL.test(paper.venue) ? "article" : "inproceedings");
+    const venue = "booktitle" in kept || !IN_BOOK.includes(kind) ? "journal" : "booktitle";
+    const fields = [["title", paper.title], ["author", names(paper.authors || [])],
+      [venue, paper.venue], ["year", paper.year], ["abstract", paper.abstract],
+      ["keywords", (paper.keywords || []).join(", ")], ["url", paper.url], ["doi", paper.doi],
+      ["eprint", paper.arxiv_id], ["archiveprefix", paper.arxiv_id ? "arXiv" : ""],
+      ...Object.entries(kept).map(([name, value]) => [name, name === "editor"
+        ? names(String(value).split(" and ")) : value])];
     const lines = fields.filter(([, value]) => value !== undefined && value !== null
-      && String(value).trim()).map(([name, value]) => `  ${name} = ${name === "url"
-      // URLs are verbatim in biblatex: only braces are quoted.
-      ? `{${String(value).replace(/[{}]/g, encodeURIComponent)}}` : bibValue(value)},`);
+      && String(value).trim()).map(([name, value]) => `  ${name} = ${
+      name === "url" || name === "doi"
+        // URLs are verbatim in biblatex: only braces are quoted.
+        ? `{${String(value).replace(/[{}]/g, encodeURIComponent)}}`
+        : name === "month" && MONTHS.includes(String(value).toLowerCase())
+          ? String(value).toLowerCase() : bibValue(value)},`);
     return `@${kind}{${key},\n${lines.join("\n")}\n}\n`;
   }
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from ...bibentry import bib_fields
 from ...filters import Filters, collection_names
 from ...papers import Paper
 
@@ -40,7 +41,9 @@ CREATE TABLE papers (
     primary_area TEXT NOT NULL,
     doi TEXT NOT NULL DEFAULT '',
     arxiv_id TEXT NOT NULL DEFAULT '',
-    collections TEXT NOT NULL DEFAULT '[]'
+    collections TEXT NOT NULL DEFAULT '[]',
+    entry_type TEXT NOT NULL DEFAULT '',
+    bib_fields TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX papers_doi ON papers(doi) WHERE doi != '';
 CREATE INDEX papers_arxiv_id ON papers(arxiv_id) WHERE arxiv_id != '';
@@ -63,12 +66,14 @@ CREATE INDEX paper_collections_name ON paper_collections(name, key);
 _COLLECTIONS_TABLE = _SCHEMA[_SCHEMA.index("CREATE TABLE paper_collections"):]
 _COLUMNS = (
     "key, id, title, title_derived, abstract, authors, keywords, venue, year, url, tldr, "
-    "primary_area, doi, arxiv_id, collections"
+    "primary_area, doi, arxiv_id, collections, entry_type, bib_fields"
 )
-#: Columns a store written before DOIs, arXiv ids and collections were kept lacks, with
-#: their empty value: read as that there, and added when such a store is copied into a
-#: new generation to be written.
-_LATER_COLUMNS = {"doi": "''", "arxiv_id": "''", "collections": "'[]'"}
+#: Columns a store written before DOIs, arXiv ids, collections and entry types (with
+#: the other bibliographic fields, a JSON object {name: text}) were kept lacks,
+#: with their empty value: read as that there, and added when such a store is copied
+#: into a new generation to be written.
+_LATER_COLUMNS = {"doi": "''", "arxiv_id": "''", "collections": "'[]'", "entry_type": "''",
+                  "bib_fields": "'{}'"}
 _IDENTIFIER_COLUMNS = ("doi", "arxiv_id")
 _BATCH = 500  # stays under SQLite's limit on bound parameters per statement
 
@@ -89,6 +94,8 @@ def _row_to_paper(row: sqlite3.Row) -> Paper:
         doi=row["doi"],
         arxiv_id=row["arxiv_id"],
         collections=tuple(json.loads(row["collections"])),
+        entry_type=row["entry_type"],
+        bib_fields=bib_fields(json.loads(row["bib_fields"])),
     )
 
 
@@ -180,11 +187,12 @@ class PaperStore:
         """Store `papers` (ids must be new to this store) under `keys`, one each."""
         self._db.executemany(
             f"INSERT INTO papers ({_COLUMNS}) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(int(key), paper.id, paper.title, int(paper.title_derived), paper.abstract,
               json.dumps(list(paper.authors)), json.dumps(list(paper.keywords)),
               paper.venue, paper.year, paper.url, paper.tldr, paper.primary_area,
-              paper.doi, paper.arxiv_id, json.dumps(list(paper.collections)))
+              paper.doi, paper.arxiv_id, json.dumps(list(paper.collections)),
+              paper.entry_type, json.dumps(dict(paper.bib_fields)))
              for key, paper in zip(keys, papers)])
         self._db.executemany("INSERT INTO paper_keywords (key, keyword) VALUES (?, ?)",
                              [(int(key), keyword) for key, paper in zip(keys, papers)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...bibentry import bib_fields
 from ...errors import ConfigurationError, InputError
 from ...filters import Filters, collection_names
 from ...papers import Paper, embedding_text, normalise_title
@@ -211,4 +212,7 @@ def paper_of(record: dict[str, Any]) -> Paper:
         doi=str(record.get("doi", "")),
         arxiv_id=str(record.get("arxiv_id", "")),
         collections=tuple(record.get("collections") or ()),
+        # Records written before entry types and bibliographic fields were kept lack them.
+        entry_type=str(record.get("entry_type", "")),
+        bib_fields=bib_fields(record.get("bib_fields") or {}),
     )

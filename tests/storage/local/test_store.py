@@ -1,4 +1,5 @@
-"""The SQLite paper store: a store written before identifiers existed reads and grows."""
+"""The SQLite paper store: a store written before identifiers (and entry types) existed
+reads and grows."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import numpy as np
 
 from embedsearch.papers import Paper
 from embedsearch.storage.local.store import PaperStore
+
+BOOK = Paper(id="new", abstract="y", doi="10.1000/new", entry_type="book",
+             bib_fields=(("edition", "2"), ("publisher", "MIT Press")))
 
 
 def test_a_store_written_before_identifiers_reads_and_grows(tmp_path: Path) -> None:
@@ -26,10 +30,12 @@ def test_a_store_written_before_identifiers_reads_and_grows(tmp_path: Path) -> N
     db.close()
     store = PaperStore.open(path)
     assert store.papers([1])[1].doi == "" and store.keys_by_identifier("doi", ["a"]) == []
+    assert (store.papers([1])[1].entry_type, store.papers([1])[1].bib_fields) == ("", ())
     assert store.used_keys() == 1
     store.close()
     with PaperStore.transaction(path) as writable:  # an upgrade's private copy
-        writable.insert(np.array([2]), [Paper(id="new", abstract="y", doi="10.1000/new")])
+        writable.insert(np.array([2]), [BOOK])
     store = PaperStore.open(path)
     assert store.keys_by_identifier("doi", ["10.1000/new"]) == [("10.1000/new", 2)]
+    assert store.papers([2])[2] == BOOK  # its entry type and bibliographic fields kept
     store.close()
