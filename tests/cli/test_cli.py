@@ -82,7 +82,7 @@ def test_readable_output(cli: Cli, seed_index: Path) -> None:
     assert lines[2].lstrip().startswith("» ")  # the evidence sentence
     assert any(line.lstrip().startswith("2.") for line in lines)
     shown = cli("show", LORVP, "--index", seed_index)
-    assert "title derived from the abstract" in shown.out and f"id: {LORVP}" in shown.out
+    assert "(untitled: the abstract's opening)" in shown.out and f"id: {LORVP}" in shown.out
     info = cli("info", "--index", seed_index)
     assert "papers: 38" in info.out and "flat" in info.out
 
