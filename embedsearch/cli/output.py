@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from ..projection import CorpusMap
     from ..results import Hit
 
-__all__ = ["SHAPES", "corpus_map", "grouped", "hits", "info", "paper", "results", "snippet"]
+__all__ = ["SHAPES", "corpus_map", "counted", "grouped", "hits", "info", "paper", "results",
+           "snippet"]
 
 #: How `results` prints hits: a readable list, or the formats of `export`.
 SHAPES = ("text", "jsonl", "bibtex", "csv")
@@ -38,6 +39,11 @@ SHAPES = ("text", "jsonl", "bibtex", "csv")
 _SNIPPET_CHARS = 220
 _MUTED = "\033[2;3m"  # dim italic: a derived title is not the paper's own
 _PLAIN = "\033[0m"
+
+
+def counted(count: int, noun: str) -> str:
+    """`count` and `noun`, plural unless one: "1 paper", "2 papers", "0 papers"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -238,6 +244,7 @@ def corpus_map(summary: CorpusMap, *, json_lines: bool, out: IO[str] | None = No
         for cluster in clusters:
             _json_line(cluster.to_dict(), out)
         return
-    out.write(f"{len(summary)} papers, {len(clusters)} clusters ({summary.method}):\n")
+    out.write(f"{counted(len(summary), 'paper')}, {counted(len(clusters), 'cluster')} "
+              f"({summary.method}):\n")
     for cluster in clusters:
         out.write(f"{cluster.size:>7}  {cluster.label}\n")

@@ -106,7 +106,7 @@ def test_build_add_remove_cycle(cli: Cli, seed_files: list[Path], tmp_path: Path
     new.write_text("id,title,abstract,year,venue\n"
                    "c1,Graph diffusion,Diffusion on graphs for molecule design.,2026,TestConf\n")
     added = cli("add", new, "--index", out)
-    assert added.code == 0 and "Added 1 papers (38 before, 39 now)" in added.err
+    assert added.code == 0 and "Added 1 paper (38 before, 39 now)" in added.err
     hits = cli("search", "molecule design with graphs", "--index", out, "-k", "1",
                "--venue", "testconf", "--json").json_lines()
     assert [h["id"] for h in hits] == ["c1"]
