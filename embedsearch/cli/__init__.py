@@ -18,10 +18,11 @@ from .parser import build_parser
 __all__ = ["main"]
 
 #: The flag of each engine parameter (`EmbedSearchError.parameter`) not spelt "--" and
-#: the name with "-" for "_": the filters take one venue or keyword per flag, and the
-#: query is an argument, not a flag (None: the message is printed as it is).
+#: the name with "-" for "_": the filters take one venue or keyword per flag; the query
+#: is an argument, not a flag (None: the message is printed as it is), and so are
+#: backup's DEST and a watch's NAME, named as the usage line names them.
 _FLAGS: dict[str, str | None] = {"k": "-k", "venues": "--venue", "keywords": "--keyword",
-                                 "query": None}
+                                 "query": None, "dest": "DEST", "name": "NAME"}
 
 
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]

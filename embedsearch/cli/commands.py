@@ -147,10 +147,14 @@ def filters_of(args: argparse.Namespace) -> Filters:
 # -- commands ---------------------------------------------------------------------------
 def build(args: argparse.Namespace) -> None:
     from ..engine import SearchEngine
+    from ..storage.layout import IndexDirectory
 
     fields = [name.strip() for name in args.fields.split(",") if name.strip()]
     lexical = [name.strip() for name in args.lexical_fields.split(",") if name.strip()]
     backend = _backend(args)
+    # Refuse an index in the way before reading: the readers' warnings about skipped
+    # entries would come first, for files that will not be indexed.
+    IndexDirectory(args.out).ensure_writable(replace=args.overwrite)
     found = read_files(args, inputs(args), title_only=args.allow_title_only)
     _write_report(args, found)
     with _executor(args) as executor:
@@ -172,7 +176,7 @@ def build(args: argparse.Namespace) -> None:
     prompted = (f", query prompt {prompts['query']!r}, document prompt "
                 f"{prompts['document']!r} ({prompts['source']})"
                 if prompts["query"] or prompts["document"] else "")
-    say(args, f"Indexed {info.count} papers into {info.path} ({info.index_type}, "
+    say(args, f"Indexed {output.counted(info.count, 'paper')} into {info.path} ({info.index_type}, "
                f"{info.model}, backend {info.encoder_backend}{prompted}).")
 
 
@@ -263,7 +267,7 @@ def add(args: argparse.Namespace) -> None:
                            progress=progress(args), wait=args.wait, executor=executor)
         if executor is not None:
             say(args, executor.stats.summary())
-    say(args, f"Added {added} papers ({before} before, {len(engine)} now); "
+    say(args, f"Added {output.counted(added, 'paper')} ({before} before, {len(engine)} now); "
                "papers already in the index were left as they are.")
 
 
@@ -273,10 +277,11 @@ def cache(args: argparse.Namespace) -> None:
     root = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     cache = EmbeddingCache(root)
     if args.action == "clear":
-        say(args, f"Removed {cache.clear()} cached vectors from {cache.path}.")
+        say(args, f"Removed {output.counted(cache.clear(), 'cached vector')} from {cache.path}.")
     elif args.action == "prune":
         removed = cache.prune(int(args.max_mb * 1e6))
-        say(args, f"Removed {removed} least recently used vectors from {cache.path}.")
+        say(args, f"Removed {output.counted(removed, 'vector')} (least recently used) from "
+                   f"{cache.path}.")
     stats = cache.stats()
     print(f"{stats.vectors} vectors, {stats.bytes / 1e6:.1f} MB in {stats.path}")
 
@@ -284,14 +289,15 @@ def cache(args: argparse.Namespace) -> None:
 def remove(args: argparse.Namespace) -> None:
     engine = open_index(args, verify=False)
     removed = engine.remove(args.paper_ids, wait=args.wait)
-    say(args, f"Removed {removed} papers; {len(engine)} remain.")
+    say(args, f"Removed {output.counted(removed, 'paper')}; {len(engine)} remain.")
 
 
 def map(args: argparse.Namespace) -> None:
     engine = open_index(args)
     corpus_map = engine.corpus_map()
     if corpus_map is None:
-        say(args, f"Computing the map of {len(engine)} papers (UMAP takes a few minutes "
+        say(args, f"Computing the map of {output.counted(len(engine), 'paper')} (UMAP takes "
+                   "a few minutes "
                    "for tens of thousands)...")
         corpus_map = engine.compute_map(wait=args.wait)
     if corpus_map is None:
@@ -302,7 +308,7 @@ def map(args: argparse.Namespace) -> None:
 def serve(args: argparse.Namespace) -> None:
     try:
         from ..server import serve
-        from ..server.security import check_options, is_wildcard
+        from ..server.security import check_options, is_loopback, is_wildcard
     except ImportError as exc:
         raise DependencyError(f"embedsearch serve needs the server extra ({exc.name} is "
                               "missing): pip install 'embedsearch[server]'") from None
@@ -313,11 +319,16 @@ def serve(args: argparse.Namespace) -> None:
                   else os.environ.get("EMBEDSEARCH_READ_TOKEN") or None)
     check_options(args.host, allow_writes=args.allow_writes, token=token,
                   read_token=read_token, cors_origins=args.cors_origin)
+    if not is_loopback(args.host) and read_token is None:
+        say(args, f"Warning: on --host {args.host} anyone who can reach this machine can "
+                   "search the index and read every paper in it; pass --read-token (or set "
+                   "EMBEDSEARCH_READ_TOKEN) to require a token, or serve on --host 127.0.0.1.")
     if is_wildcard(args.host) and not args.allowed_host:
         say(args, f"Note: on --host {args.host} only requests to localhost are answered; "
                    "pass --allowed-host NAME for each name or address clients use.")
     engine = open_index(args)
-    say(args, f"Serving {engine.path} ({len(engine)} papers) on http://{args.host}:"
+    say(args, f"Serving {engine.path} ({output.counted(len(engine), 'paper')}) on "
+               f"http://{args.host}:"
                f"{args.port}/ ({'read-write' if args.allow_writes else 'read-only'}); "
                "Ctrl+C stops.")
     serve(engine, host=args.host, port=args.port, allow_writes=args.allow_writes,

@@ -1,6 +1,10 @@
 """How the CLI prints results: a readable ranked list, one JSON object per line, CSV,
 or a .bib file of the papers.
 
+The readable list shows a paper's text as words (`papers.plain_text`: "80%", not
+"80\\%"), and a title derived from the abstract as the abstract's opening it is (an
+ellipsis; dim and italic on a terminal). JSON, CSV and BibTeX keep the text as stored.
+
 The JSON shape is a contract for scripts: each hit has rank (1-based), id, score
 (cosine similarity, higher is closer, descending), title, abstract, year, venue and the
 other paper fields; batch searches add query_index (0-based line) and query. CSV has
@@ -17,6 +21,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
+from ..papers import first_sentence, plain_text
 from ..results import hit_record
 
 if TYPE_CHECKING:
@@ -25,12 +30,20 @@ if TYPE_CHECKING:
     from ..projection import CorpusMap
     from ..results import Hit
 
-__all__ = ["SHAPES", "corpus_map", "grouped", "hits", "info", "paper", "results", "snippet"]
+__all__ = ["SHAPES", "corpus_map", "counted", "grouped", "hits", "info", "paper", "results",
+           "snippet"]
 
 #: How `results` prints hits: a readable list, or the formats of `export`.
 SHAPES = ("text", "jsonl", "bibtex", "csv")
 
 _SNIPPET_CHARS = 220
+_MUTED = "\033[2;3m"  # dim italic: a derived title is not the paper's own
+_PLAIN = "\033[0m"
+
+
+def counted(count: int, noun: str) -> str:
+    """`count` and `noun`, plural unless one: "1 paper", "2 papers", "0 papers"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -42,6 +55,32 @@ def _clip(text: str, limit: int) -> str:
 def snippet(text: str, limit: int = _SNIPPET_CHARS) -> str:
     """The start of `text`, whitespace collapsed, cut at a word with an ellipsis."""
     return _clip(" ".join(text.split()), limit)
+
+
+def _readable(text: str, limit: int) -> str:
+    """The start of `text` as words (`snippet` of `plain_text`). Only a start is read: a
+    snippet needs no more, and LaTeX costs time on a long abstract."""
+    return snippet(plain_text(text[: limit * 4]), limit)
+
+
+def _title(record: Paper) -> str:
+    """The title as words; a derived title (the abstract's first sentence) ends in an
+    ellipsis, so it reads as the abstract's opening, not as a title."""
+    title = plain_text(record.title)
+    return title.rstrip("…") + "…" if record.title_derived and title else title
+
+
+def _muted(text: str, record: Paper, tty: bool) -> str:
+    return f"{_MUTED}{text}{_PLAIN}" if record.title_derived and tty else text
+
+
+def _after_opening(record: Paper) -> str:
+    """The abstract after its first sentence when the title is that sentence (shown
+    above it already); the whole abstract when there is no more."""
+    if not record.title_derived:
+        return record.abstract
+    flat = " ".join(record.abstract[: _SNIPPET_CHARS * 8].split())
+    return flat[len(first_sentence(flat)):].strip() or record.abstract
 
 
 def _highlight(text: str, terms: Sequence[str], bold: bool) -> str:
@@ -86,18 +125,21 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
         return
     width = _width()
     indent = " " * 12
+    tty = out.isatty()
     for hit in results:
-        head = f"{hit.rank:>3}. {hit.score:6.3f}  {hit.paper.title}"
-        out.write(_clip(head, width) + "\n")
+        lead = f"{hit.rank:>3}. {hit.score:6.3f}  "
+        title = _clip(lead + _title(hit.paper), width)[len(lead):]
+        out.write(lead + _muted(title, hit.paper, tty) + "\n")
         meta = "  ·  ".join(part for part in (_where(hit.paper), hit.paper.id) if part)
         out.write(f"{indent}{meta}\n")
-        text = snippet(hit.evidence or hit.paper.abstract, 300 if hit.evidence else
-                       _SNIPPET_CHARS)
+        text = (_readable(hit.evidence, 300) if hit.evidence else
+                _readable(_after_opening(hit.paper), _SNIPPET_CHARS))
         body = textwrap.fill(("» " if hit.evidence else "") + text, width,
                              initial_indent=indent, subsequent_indent=indent)
-        out.write(_highlight(body, hit.evidence_terms, out.isatty()) + "\n")
+        out.write(_highlight(body, hit.evidence_terms, tty) + "\n")
         if hit.because:
-            named = "; ".join(f"“{reason.title or reason.id}”" for reason in hit.because)
+            named = "; ".join(f"“{plain_text(reason.title) or reason.id}”"
+                              for reason in hit.because)
             out.write(_clip(f"{indent}because you have {named}", width) + "\n")
 
 
@@ -145,14 +187,17 @@ def paper(record: Paper, *, json_lines: bool, out: IO[str] | None = None) -> Non
         _json_line(record.to_dict(), out)
         return
     width = _width()
-    title = record.title + ("  (title derived from the abstract)" if record.title_derived else "")
+    title = _muted(_title(record), record, out.isatty())
+    if record.title_derived:
+        title += "  (untitled: the abstract's opening)"
     lines = [title, f"id: {record.id}"]
     for label, value in (("venue", _where(record)), ("authors", ", ".join(record.authors)),
                          ("keywords", ", ".join(record.keywords)), ("url", record.url),
-                         ("tldr", record.tldr)):
+                         ("tldr", plain_text(record.tldr))):
         if value:
             lines.append(f"{label}: {value}")
-    out.write("\n".join(lines) + "\n\n" + textwrap.fill(record.abstract, width) + "\n")
+    abstract = textwrap.fill(plain_text(record.abstract), width)
+    out.write("\n".join(lines) + "\n\n" + abstract + "\n")
 
 
 def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) -> None:
@@ -201,6 +246,7 @@ def corpus_map(summary: CorpusMap, *, json_lines: bool, out: IO[str] | None = No
         for cluster in clusters:
             _json_line(cluster.to_dict(), out)
         return
-    out.write(f"{len(summary)} papers, {len(clusters)} clusters ({summary.method}):\n")
+    out.write(f"{counted(len(summary), 'paper')}, {counted(len(clusters), 'cluster')} "
+              f"({summary.method}):\n")
     for cluster in clusters:
         out.write(f"{cluster.size:>7}  {cluster.label}\n")

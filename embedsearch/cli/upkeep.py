@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 
 from .commands import index_path, say, storage_options
+from .output import counted
 
 __all__ = ["add_commands", "backup", "check", "restore", "upgrade"]
 
@@ -105,7 +106,8 @@ def backup(args: argparse.Namespace) -> None:
 
     with SearchEngine.open(index_path(args), verify=False) as engine:
         copied = engine.backup(args.dest)
-    say(args, f"Backed up {copied.count} papers to {args.dest} (checksums verified).")
+    say(args, f"Backed up {counted(copied.count, 'paper')} to {args.dest} (checksums "
+               "verified).")
 
 
 def compact(args: argparse.Namespace) -> None:
@@ -115,8 +117,9 @@ def compact(args: argparse.Namespace) -> None:
                            secrets=storage_options(args)) as engine:
         before = engine.info()
         if engine.compact(wait=args.wait):
-            say(args, f"Merged {before.segments} segments into one ({before.deleted} removed "
-                       f"papers dropped); {len(engine)} papers.")
+            say(args, f"Merged {before.segments} segments into one "
+                       f"({counted(before.deleted, 'removed paper')} dropped); "
+                       f"{counted(len(engine), 'paper')}.")
         else:
             say(args, f"{engine.path} is compact already.")
 
@@ -125,7 +128,7 @@ def restore(args: argparse.Namespace) -> None:
     from ..storage.backup import restore_index
 
     manifest = restore_index(args.backup, args.index, wait=args.wait)
-    say(args, f"Restored {manifest.count} papers into {args.index} as generation "
+    say(args, f"Restored {counted(manifest.count, 'paper')} into {args.index} as generation "
                f"{manifest.generation}.")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import shutil
 import warnings
 from pathlib import Path
@@ -23,6 +24,8 @@ from ..fs import FOREVER, exclusive_lock, replace_file, replace_folder
 from .graph import ExportedModel, run_graph
 from .models import ModelSpec, offline_hub
 from .quantize import quantize_onnx_dynamic, quantize_openvino_static
+
+_log = logging.getLogger("embedsearch")
 
 __all__ = ["ensure_export"]
 
@@ -65,6 +68,9 @@ def ensure_export(spec: ModelSpec, cache_root: Path, variant: str = "fp32") -> E
     with exclusive_lock(folder.with_suffix(".lock"), FOREVER, f"model export {folder}"):
         exported = _load_config(folder)  # another process may have finished meanwhile
         if exported is None:
+            # The first use on a machine: seconds of silence before any bar otherwise.
+            _log.info("Loading the model %s (first use: preparing it for this machine, "
+                      "~10 s)...", spec.name)
             folder.mkdir(parents=True, exist_ok=True)
             exported = _export(spec, folder)
         if not exported.graph(variant).is_file():

@@ -84,7 +84,7 @@ def test_readable_output(cli: Cli, seed_index: Path) -> None:
     assert lines[2].lstrip().startswith("» ")  # the evidence sentence
     assert any(line.lstrip().startswith("2.") for line in lines)
     shown = cli("show", LORVP, "--index", seed_index)
-    assert "title derived from the abstract" in shown.out and f"id: {LORVP}" in shown.out
+    assert "(untitled: the abstract's opening)" in shown.out and f"id: {LORVP}" in shown.out
     info = cli("info", "--index", seed_index)
     assert "papers: 38" in info.out and "flat" in info.out
 
@@ -108,7 +108,7 @@ def test_build_add_remove_cycle(cli: Cli, seed_files: list[Path], tmp_path: Path
     new.write_text("id,title,abstract,year,venue\n"
                    "c1,Graph diffusion,Diffusion on graphs for molecule design.,2026,TestConf\n")
     added = cli("add", new, "--index", out)
-    assert added.code == 0 and "Added 1 papers (38 before, 39 now)" in added.err
+    assert added.code == 0 and "Added 1 paper (38 before, 39 now)" in added.err
     hits = cli("search", "molecule design with graphs", "--index", out, "-k", "1",
                "--venue", "testconf", "--json").json_lines()
     assert [h["id"] for h in hits] == ["c1"]

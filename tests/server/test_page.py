@@ -362,3 +362,44 @@ def test_the_collection_facet_filters_with_sub_collections(page: Any) -> None:
     wait_status(page, "2 papers closest")  # Thesis and its sub-collection Methods
     assert sorted(result_ids(page)) == ["test:latex", "test:neurips2024"]
     assert page.input_value("#collection") == "Thesis"
+
+
+# What the page must never show raw: LaTeX escapes and text macros outside math, and the
+# marks of Markdown emphasis (KaTeX's own source, kept for screen readers, is hidden).
+RAW_MARKUP = re.compile(r"\\%|\\text|\\href|\\emph|\*\*|\*\w[^*]*\*")
+
+
+def test_the_sample_shows_no_raw_markup_and_derived_titles_as_openings(page: Any) -> None:
+    page.goto(page.url.split("#")[0] + "#/search?q=model+compression+and+sparsity&k=50")
+    wait_status(page, "closest")
+    page.wait_for_selector(".results .katex")
+    # Every paper of the sample is listed: none shows markup in its title or snippet.
+    shown = page.locator("#view ol.results").evaluate(
+        "list => { const copy = list.cloneNode(true);"
+        " copy.querySelectorAll('.katex-mathml').forEach(n => n.remove());"
+        " return copy.textContent; }")
+    assert not RAW_MARKUP.search(shown), RAW_MARKUP.findall(shown)
+    # A title cut from the abstract is its opening: set apart, and ending in an ellipsis.
+    derived = page.locator(".result a.title.derived")
+    assert derived.count() >= 38
+    assert all(text.endswith("…") for text in derived.all_inner_texts())
+    assert page.locator(".result a.title.derived").first.evaluate(
+        "a => getComputedStyle(a).fontStyle") == "italic"
+    assert page.locator(".result a.title:not(.derived)", has_text="Visual prompts in").count()
+
+    page.locator(".result a.title", has_text="The ever-increasing size of large").click()
+    page.wait_for_selector("h1.page-title.derived")
+    abstract = page.locator(".abstract")
+    assert "over 80% retention" in abstract.inner_text()
+    assert page.locator(".abstract em").all_inner_texts() == ["PruneNet"]
+    assert not RAW_MARKUP.search(abstract.inner_text())
+    # \textbf outside math is bold; "$\textbf{2.60$\times$}$" is one formula, typeset.
+    page.goto(page.url.split("#")[0] + "#/search?q=dynamic+low-rank+sparse+adaptation")
+    wait_status(page, "closest")
+    page.locator(".result a.title", has_text="Despite the efficacy of network").click()
+    page.wait_for_selector(".abstract .katex")
+    assert "$" not in page.locator(".abstract").evaluate(
+        "p => { const copy = p.cloneNode(true);"
+        " copy.querySelectorAll('.katex-mathml').forEach(n => n.remove());"
+        " return copy.textContent; }")
+    shot(page, "paper-derived-title")

@@ -132,7 +132,8 @@
     return el("li", { class: ES.library.isDismissed(hit.id) ? "result dismissed" : "result",
       "data-id": hit.id },
       el("span", { class: "rank", "aria-hidden": "true" }, hit.rank ?? rank),
-      el("a", { class: "title", href: paperHref(hit.id) }, render(hit.title || hit.id, { inline: true })),
+      el("a", { class: hit.title_derived ? "title derived" : "title", href: paperHref(hit.id) },
+        ES.rich.title(hit, { inline: true })),
       el("div", { class: "meta" }, ES.where(hit) && el("span", {}, ES.where(hit)), scoreMeta(hit),
         hit.note && el("span", { class: "note" }, hit.note)),
       text,
@@ -192,7 +193,8 @@
     const fields = [["Venue", ES.where(paper)], ["Authors", paper.authors.join(", ")],
       ["Area", paper.primary_area], ["TL;DR", paper.tldr], ["Id", id]];
     return el("article", { class: "paper" },
-      el("h1", { class: "page-title" }, render(paper.title)),
+      el("h1", { class: paper.title_derived ? "page-title derived" : "page-title" },
+        ES.rich.title(paper)),
       el("dl", { class: "fields" }, fields.filter(([, value]) => value).map(
         ([label, value]) => [el("dt", {}, label), el("dd", {}, label === "TL;DR" ? render(value) : value)])),
       paper.keywords.length > 0 && el("ul", { class: "chips", "aria-label": "Keywords" },

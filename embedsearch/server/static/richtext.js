@@ -1,6 +1,7 @@
 // Titles and abstracts as their authors wrote them: LaTeX math typeset by KaTeX
-// ($…$, \(…\) inline; $$…$$, \[…\] display), **bold** and *italic*, and the evidence
-// words marked. The text itself only ever becomes DOM text nodes; KaTeX's HTML goes
+// ($…$, \(…\) inline; $$…$$, \[…\] display), **bold** and *italic*, LaTeX's text
+// macros (\textbf, \emph, \href, …) and escapes (\%, \&) as what they print, and the
+// evidence words marked. The text itself only ever becomes DOM text nodes; KaTeX's HTML goes
 // through DOMPurify before it enters the page, so an abstract cannot inject markup.
 "use strict";
 
@@ -14,6 +15,11 @@
   const MAX_INLINE_TEX = 400; // a stray "$" must not swallow a whole abstract
   // **bold** may sit inside a word ("**Lo**w-**R**ank"); *italic* not ("2*3*4" is text).
   const EMPHASIS = /\*\*([^\s*](?:[^]*?[^\s*])??)\*\*|(?<![\w*])\*([^\s*](?:[^*]*?[^\s*])??)\*(?![\w*])/g;
+  // LaTeX outside math, as abstracts from OpenReview carry it: a macro's text (one level
+  // of braces) and the escapes of characters TeX reserves.
+  const TEXT_MACRO = /\\(textbf|textit|emph|texttt|textsc|underline|url)\{([^{}]*)\}|\\href\{([^{}]*)\}\{([^{}]*)\}/g;
+  const OPEN_MACRO = /^\\[a-z]+(?:\{[^{}]*\})*\{[^{}]*$/i;
+  const TEXT_ESCAPE = /\\([%&#_$])/g;
   const KATEX_OPTIONS = { throwOnError: true, trust: false, strict: "ignore", maxSize: 20,
     maxExpand: 300, output: "htmlAndMathml" };
 
@@ -22,9 +28,12 @@
     // closing one, so "costs $5 and $10" stays text.
     if (/\s/.test(text[start + 1] || " ")) return null;
     const stop = Math.min(text.length, start + MAX_INLINE_TEX);
+    let depth = 0; // a "$" inside braces re-enters math in text: $\textbf{2.60$\times$}$
     for (let j = start + 1; j < stop; j++) {
       if (text[j] === "\\") { j++; continue; }
-      if (text[j] !== "$") continue;
+      if (text[j] === "{") depth++;
+      else if (text[j] === "}") depth = Math.max(0, depth - 1);
+      if (text[j] !== "$" || depth > 0) continue;
       if (/\s/.test(text[j - 1]) || /\d/.test(text[j + 1] || "")) return null;
       return { start, end: j + 1, tex: text.slice(start + 1, j), display: false };
     }
@@ -70,7 +79,8 @@
   const TYPOGRAPHY = [[/---/g, "\u2014"], [/--/g, "\u2013"], [/``/g, "\u201c"], [/''/g, "\u201d"]];
 
   function marked(raw, terms) {
-    const text = TYPOGRAPHY.reduce((out, [pattern, glyph]) => out.replace(pattern, glyph), raw);
+    const text = TYPOGRAPHY.reduce((out, [pattern, glyph]) => out.replace(pattern, glyph), raw)
+      .replace(TEXT_ESCAPE, "$1");
     if (!terms.length) return [text];
     const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
     const parts = text.split(new RegExp(`\\b(${escaped.join("|")})\\b`, "gi"));
@@ -87,6 +97,23 @@
       last = match.index + match[0].length;
     }
     out.push(...marked(text.slice(last), ctx.terms));
+    return out;
+  }
+
+  function latexText(text, ctx) {
+    // \textbf{x} bold, \textit{x} and \emph{x} italic, \texttt{x} code, \href{url}{x}
+    // and \url{x} their text; Markdown's emphasis in between.
+    const out = [];
+    let last = 0;
+    for (const match of text.matchAll(TEXT_MACRO)) {
+      out.push(...emphasis(text.slice(last, match.index), ctx));
+      const [, macro, inner, , linked] = match;
+      const words = emphasis(inner ?? linked, ctx);
+      const tag = { textbf: "strong", textit: "em", emph: "em", texttt: "code" }[macro];
+      out.push(...(tag ? [el(tag, {}, words)] : words));
+      last = match.index + match[0].length;
+    }
+    out.push(...emphasis(text.slice(last), ctx));
     return out;
   }
 
@@ -116,7 +143,14 @@
       ctx.math.push(() => mathNode(span, raw, inline));
       last = span.end;
     }
-    return emphasis(slotted + source.slice(last), ctx);
+    return latexText(slotted + source.slice(last), ctx);
+  }
+
+  // A title's nodes; a title derived from the abstract (its first sentence) is the
+  // abstract's opening, so it ends in an ellipsis, and the page sets it apart (.derived).
+  function title(paper, options = {}) {
+    const text = String(paper.title || paper.id || "");
+    return render(paper.title_derived ? `${text.replace(/…$/, "")}…` : text, options);
   }
 
   function snippet(text, limit = 220) {
@@ -129,8 +163,10 @@
     }
     let head = flat.slice(0, cut).trimEnd();
     if ((head.match(/\*\*/g) || []).length % 2) head = head.slice(0, head.lastIndexOf("**"));
+    const macro = head.lastIndexOf("\\"); // nor inside a LaTeX macro's braces
+    if (macro >= 0 && OPEN_MACRO.test(head.slice(macro))) head = head.slice(0, macro);
     return head.trimEnd().replace(/[,;:.]+$/, "") + "…";
   }
 
-  ES.rich = { render, snippet, mathSpans };
+  ES.rich = { render, snippet, mathSpans, title };
 })();
