@@ -31,8 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CLI_MARKER = "<!-- embedsearch:cli -->"
 HTTP_MARKER = "<!-- embedsearch:http-api -->"
-#: Usage lines are wrapped at this width whatever the terminal that runs the build.
-USAGE_COLUMNS = "88"
+#: Usage lines are wrapped at this width whatever the terminal that runs the build:
+#: argparse fills COLUMNS - 2 = 78 characters, which a code block of the site shows
+#: whole beside both sidebars (80 at Material's default size).
+USAGE_COLUMNS = "80"
 
 
 @contextmanager
