@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import html
-import importlib.util
 import os
 import re
 import subprocess
@@ -18,7 +17,9 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from .conftest import needs_mkdocs
+from .examples import REPO
+
 README_MAX_LINES = 160
 
 
@@ -64,26 +65,6 @@ def test_readme_is_short() -> None:
 def test_readme_keeps_the_test_command() -> None:
     # .ci/run runs the test command "exactly as README.md gives it".
     assert "python -m pytest -q" in (REPO / "README.md").read_text()
-
-
-needs_mkdocs = pytest.mark.skipif(
-    any(importlib.util.find_spec(name) is None
-        for name in ("mkdocs", "material", "mkdocstrings_handlers")),
-    reason="mkdocs, mkdocs-material or mkdocstrings-python is not installed "
-           "(pip install -e \".[docs]\")")
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built once in strict mode: any warning (a broken link, a missing page,
-    an object mkdocstrings cannot find, a hook that fails) fails the build."""
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr}"
-    return out
 
 
 @needs_mkdocs
