@@ -10,6 +10,11 @@ the code:
 - `<!-- embedsearch:http-api -->`: every endpoint, parameter and body of the HTTP API,
   from the FastAPI app's OpenAPI schema. The app is made over a stand-in engine: routes
   only call the engine when a request comes, so no index, model or FAISS is needed.
+
+The generated headings sit under the page's one `#` heading: the CLI's commands at `###`
+below the page's `## Commands and options`, the HTTP API's `## Endpoints` and `## Schemas`
+with an `###` per endpoint and schema. Material's table of contents shows only the
+children of a page's first `#` heading, so a second `#` would hide them all from it.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CLI_MARKER = "<!-- embedsearch:cli -->"
 HTTP_MARKER = "<!-- embedsearch:http-api -->"
-#: Usage lines are wrapped at this width whatever the terminal that runs the build.
-USAGE_COLUMNS = "88"
+#: Usage lines are wrapped at this width whatever the terminal that runs the build:
+#: argparse fills COLUMNS - 2 = 78 characters, which a code block of the site shows
+#: whole beside both sidebars (80 at Material's default size).
+USAGE_COLUMNS = "80"
 
 
 @contextmanager
@@ -109,7 +116,7 @@ def _arguments_table(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def _command_section(title: str, parser: argparse.ArgumentParser, summary: str) -> list[str]:
-    lines = [f"## `{title}`", ""]
+    lines = [f"### `{title}`", ""]
     description = parser.description or summary
     if description:
         lines += [description.strip(), ""]
@@ -255,9 +262,10 @@ def http_markdown() -> str:
     """The reference of every endpoint and schema, generated from the OpenAPI schema."""
     schema = _openapi()
     info = schema.get("info", {})
-    lines = [f"Generated from the OpenAPI {schema.get('openapi', '')} schema of "
+    lines = ["## Endpoints", "",
+             f"Generated from the OpenAPI {schema.get('openapi', '')} schema of "
              f"{info.get('title', 'the app')} {info.get('version', '')}, the one a running "
-             "server serves at `/openapi.json`.", "", "## Endpoints", ""]
+             "server serves at `/openapi.json`.", ""]
     for path, methods in schema.get("paths", {}).items():
         for method, operation in methods.items():
             lines += _operation(method, path, operation)

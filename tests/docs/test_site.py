@@ -1,21 +1,25 @@
 """The documentation site builds in strict mode, its navigation is whole, its CLI
-reference lists every option `--help` shows, and the README stays short (the details
+reference lists every option `--help` shows, the table of contents of the generated
+references lists every command and endpoint, and the README stays short (the details
 live in docs/)."""
 
 from __future__ import annotations
 
+import argparse
 import html
-import importlib.util
 import os
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from .conftest import needs_mkdocs
+from .examples import REPO
+
 README_MAX_LINES = 160
 
 
@@ -63,26 +67,6 @@ def test_readme_keeps_the_test_command() -> None:
     assert "python -m pytest -q" in (REPO / "README.md").read_text()
 
 
-needs_mkdocs = pytest.mark.skipif(
-    any(importlib.util.find_spec(name) is None
-        for name in ("mkdocs", "material", "mkdocstrings_handlers")),
-    reason="mkdocs, mkdocs-material or mkdocstrings-python is not installed "
-           "(pip install -e \".[docs]\")")
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built once in strict mode: any warning (a broken link, a missing page,
-    an object mkdocstrings cannot find, a hook that fails) fails the build."""
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr}"
-    return out
-
-
 @needs_mkdocs
 def test_site_builds_in_strict_mode(site: Path) -> None:
     assert (site / "index.html").is_file()
@@ -116,11 +100,103 @@ def test_the_cli_reference_lists_every_option_of_every_help(site: Path) -> None:
     missing = {}
     for command in commands:
         start = page.index(f'id="embedsearch-{command}"')
-        end = page.find("<h2", start)
-        section = page[start:end if end != -1 else None]
+        # A command's section runs to the next heading of its level (h3) or above.
+        ends = [end for end in (page.find("<h2", start), page.find("<h3", start)) if end != -1]
+        section = page[start:min(ends, default=len(page))]
         options = _options(_help(command)) - {"-h", "--help"}
         assert options, f"no options read from {command} --help"
         absent = sorted(option for option in options if f"<code>{option}" not in section)
         if absent:
             missing[command] = absent
     assert not missing, f"options --help shows that docs/reference/cli.md lacks: {missing}"
+
+
+class _TableOfContents(HTMLParser):
+    """The links of a built page's table of contents, the nav in Material's right-hand
+    sidebar (`div.md-sidebar--secondary`), as (target, text); and every id on the page."""
+
+    #: Elements without an end tag: they open nothing for the depth count.
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+            "source", "track", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[tuple[str, str]] = []
+        self.ids: set[str] = set()
+        self._depth = 0               # elements open inside the sidebar; 0 outside it
+        self._link: str | None = None  # the target of the TOC link being read
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if attributes.get("id"):
+            self.ids.add(str(attributes["id"]))
+        classes = (attributes.get("class") or "").split()
+        if self._depth == 0 and "md-sidebar--secondary" in classes:
+            self._depth = 1
+        elif self._depth:
+            self._depth += tag not in self.VOID
+            if tag == "a" and "md-nav__link" in classes:
+                self._link, self._text = attributes.get("href") or "", []
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self._depth:
+            return
+        if tag == "a" and self._link is not None:
+            self.links.append((self._link, " ".join("".join(self._text).split())))
+            self._link = None
+        self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._link is not None:
+            self._text.append(data)
+
+
+def _table_of_contents(page: Path) -> tuple[dict[str, str], set[str]]:
+    """{text: target} of the page's TOC entries, and the ids the page has."""
+    reader = _TableOfContents()
+    reader.feed(page.read_text(encoding="utf-8"))
+    reader.close()
+    assert reader.links, f"{page}: no table of contents in the right-hand sidebar"
+    return {text: target for target, text in reader.links}, reader.ids
+
+
+def _broken(toc: dict[str, str], ids: set[str], expected: list[str]) -> dict[str, str]:
+    """The expected entries that the TOC lacks, or whose link leads to no heading."""
+    broken = {}
+    for entry in expected:
+        if entry not in toc:
+            broken[entry] = "not in the table of contents"
+        elif toc[entry].removeprefix("#") not in ids:
+            broken[entry] = f"links to {toc[entry]}, which the page lacks"
+    return broken
+
+
+@needs_mkdocs
+def test_the_cli_reference_table_of_contents_lists_every_command(site: Path) -> None:
+    from embedsearch.cli.parser import build_parser
+
+    root = build_parser()
+    # Every subcommand the parser knows, not a list kept here: a new one is checked too.
+    commands = [name for action in root._actions
+                if isinstance(action, argparse._SubParsersAction) for name in action.choices]
+    assert {"build", "search", "serve", "bench", "eval", "check"} <= set(commands)
+    toc, ids = _table_of_contents(site / "reference" / "cli.html")
+    expected = ["embedsearch", *(f"embedsearch {name}" for name in commands)]
+    broken = _broken(toc, ids, expected)
+    assert not broken, f"commands the CLI reference's table of contents misses: {broken}"
+
+
+@needs_mkdocs
+def test_the_http_reference_table_of_contents_lists_every_endpoint(site: Path) -> None:
+    from embedsearch.server import create_app
+
+    # As the build hook makes it: the routes call the engine only per request.
+    schema = create_app(object(), compute_map=False).openapi()  # type: ignore[arg-type]
+    methods = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+    expected = [f"{method.upper()} {path}" for path, operations in schema["paths"].items()
+                for method in operations if method in methods]
+    assert {"GET /search", "POST /papers", "GET /papers/{paper_id}/similar"} <= set(expected)
+    toc, ids = _table_of_contents(site / "reference" / "http-api.html")
+    broken = _broken(toc, ids, expected)
+    assert not broken, f"endpoints the HTTP reference's table of contents misses: {broken}"
