@@ -13,7 +13,7 @@ from .conftest import needs_mkdocs
 from .examples import REPO
 
 NOTEBOOK = REPO / "docs" / "notebooks" / "quickstart.ipynb"
-LORVP = "000_ae22c05437d8edef:1"  # the LoR-VP (low-rank visual prompting) abstract
+LORVP = "iclr2025:1"  # the LoR-VP (low-rank visual prompting) abstract, as the sample names it
 
 
 def _code_cells() -> list[str]:
