@@ -381,8 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     serving.add_commands(command, _add_index)
     assistant.add_commands(command, _add_index)
+    # `commands`: every command's name, in the order of the help (the docs test the
+    # reference against it).
     parser.set_defaults(run=run.overview, quiet=False, debug=False,
-                        overview=_overview(summaries))
+                        overview=_overview(summaries),
+                        commands=tuple(name for name, _ in summaries))
     return parser
 
 
