@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import hashlib
 import io
 import json
 import re
@@ -32,6 +31,7 @@ from typing import IO, Any
 
 from .bibentry import NAME_FIELDS, guessed_type
 from .errors import DependencyError, QueryError
+from .export_common import citation_key, papers_of
 from .papers import Paper
 from .readers.latex import latex_to_text
 from .results import HIT_COLUMNS, Hit, hit_record
@@ -44,8 +44,6 @@ FORMATS = ("bibtex", "ris", "csl-json", "csv", "jsonl")
 #: Columns a batch or similar-paper result adds after the hit's own.
 EXTRA_COLUMNS = ("query_index", "query", "query_id")
 _PAPER_COLUMNS = tuple(column for column in HIT_COLUMNS if column in Paper.__dataclass_fields__)
-# Characters every BibTeX and biber implementation accepts in a key.
-_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_:./+-]")
 # Words with a capital after their first letter (LoRA, GPT-4, ImageNet) are braced so
 # that BibTeX styles which lower-case titles leave them as written.
 _KEEP_CASE = re.compile(r"(?<![\w{\\])([A-Za-z0-9]+[A-Z][\w-]*)")
@@ -61,26 +59,6 @@ _SPECIALS = {ord(char): latex for char, latex in {
     "\\": r"{\textbackslash}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%",
     "&": r"\&", "_": r"\_", "~": r"{\textasciitilde}", "^": r"{\textasciicircum}",
     "<": r"\ensuremath{<}", ">": r"\ensuremath{>}"}.items()}
-
-
-def citation_key(paper_id: str) -> str:
-    """The BibTeX key of the paper with this id: the id itself when it is a valid key."""
-    safe = _KEY_UNSAFE.sub("_", paper_id)
-    if safe == paper_id and safe:
-        return safe
-    digest = hashlib.sha256(paper_id.encode("utf-8")).hexdigest()[:8]
-    return f"{safe.strip('_') or 'paper'}_{digest}"
-
-
-def papers_of(items: Iterable[Hit | Paper]) -> list[Paper]:
-    """The papers of `items` (hits or papers), each once, in first-seen order."""
-    seen: dict[str, Paper] = {}
-    for item in items:
-        paper = item.paper if isinstance(item, Hit) else item
-        if not isinstance(paper, Paper):
-            raise QueryError(f"expected hits or papers to export, got {type(item).__name__}")
-        seen.setdefault(paper.id, paper)
-    return list(seen.values())
 
 
 class _Latex:
@@ -305,7 +283,7 @@ def export(items: Iterable[Hit | Paper | Mapping[str, Any]], format: str, *,
     """`items` as a file's text in `format` (one of `FORMATS`): BibTeX, RIS and CSL-JSON
     hold each paper once; CSV and JSON lines each hit (or paper, or JSON hit record).
     `latex`: BibTeX in LaTeX escapes (see `to_bibtex`)."""
-    if format in ("bibtex", "ris", "csl-json"):
+    if format in ("bibtex", "ris", "csl-json"):  # bibliographies: papers, not hit records
         papers = [item for item in items if not isinstance(item, Mapping)]
         if format == "bibtex":
             return to_bibtex(papers, latex=latex)

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .bibentry import csl_type, family_given, guessed_type, month_number
+from .export_common import citation_key, papers_of
 from .papers import Paper
 from .results import Hit
 
@@ -47,8 +48,6 @@ def _person(name: str) -> dict[str, str]:
 
 def csl_item(paper: Paper) -> dict[str, Any]:
     """One paper as a CSL-JSON item."""
-    from .export import citation_key
-
     kind = guessed_type(paper.entry_type, paper.venue)
     kept = dict(paper.bib_fields)
     item: dict[str, Any] = {"id": paper.id, "citation-key": citation_key(paper.id),
@@ -89,7 +88,5 @@ def csl_item(paper: Paper) -> dict[str, Any]:
 def to_csl_json(items: Iterable[Hit | Paper]) -> str:
     """A CSL-JSON file's text: an array of one item per paper of `items` (hits or
     papers), in order, each paper once."""
-    from .export import papers_of
-
     return json.dumps([csl_item(paper) for paper in papers_of(items)], ensure_ascii=False,
                       indent=2) + "\n"

@@ -17,6 +17,7 @@ from typing import Any
 
 from .bibentry import family_given, guessed_type, month_number, ris_type
 from .errors import DependencyError
+from .export_common import papers_of
 from .papers import Paper
 from .results import Hit
 
@@ -98,8 +99,6 @@ def to_ris(items: Iterable[Hit | Paper]) -> str:
     except ImportError:
         raise DependencyError("RIS export needs rispy, which is not installed: "
                               "pip install 'rispy>=0.10,<1'") from None
-    from .export import papers_of
-
     class _Writer(RisWriter):  # type: ignore[misc]
         def set_header(self, count: int) -> str:
             return ""  # rispy numbers entries ("1."); RIS itself has no such line
