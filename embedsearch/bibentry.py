@@ -1,7 +1,8 @@
 """What kind of publication a paper is, and the bibliographic fields it keeps.
 
 Every reader of a bibliographic format names a paper's kind by a BibTeX entry type
-(`ENTRY_TYPES`: biblatex's, RIS's TY and CSL's `type` mapped onto them) and keeps the
+(`ENTRY_TYPES`: biblatex's, RIS's TY and CSL's `type` mapped onto them, and back by
+`ris_type` and `csl_type` for the RIS and CSL-JSON exports) and keeps the
 standard fields our own record has no place for (`KEPT_FIELDS`: publisher, editor,
 volume, pages, ...) under their BibTeX names, as plain Unicode text. The BibTeX export
 writes them back, so a .bib file read, exported and read again gives the same papers.
@@ -9,6 +10,7 @@ writes them back, so a .bib file read, exported and read again gives the same pa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 __all__ = [
@@ -18,7 +20,13 @@ __all__ = [
     "NAME_FIELDS",
     "RIS_TYPES",
     "bib_fields",
+    "csl_type",
     "entry_type",
+    "family_given",
+    "guessed_type",
+    "month_name",
+    "month_number",
+    "ris_type",
 ]
 
 #: The standard BibTeX entry types: what `Paper.entry_type` holds when it is known.
@@ -55,12 +63,89 @@ RIS_TYPES = {
 #: CSL item types as BibTeX entry types; any other is misc.
 CSL_TYPES = {
     "article-journal": "article", "article-magazine": "article",
-    "article-newspaper": "article", "article": "article", "review": "article",
+    "article-newspaper": "article", "review": "article",
     "book": "book", "chapter": "incollection", "paper-conference": "inproceedings",
     "thesis": "phdthesis", "report": "techreport", "manuscript": "unpublished",
     "pamphlet": "booklet", "entry-encyclopedia": "incollection",
     "entry-dictionary": "incollection",
 }
+
+
+#: A BibTeX entry type as a RIS type (what Zotero writes for its item types); a type RIS
+#: has no name for is GEN, its generic one. inbook and incollection are both chapters,
+#: and a proceedings volume a conference (RIS cannot tell them apart).
+_TO_RIS = {"article": "JOUR", "book": "BOOK", "booklet": "PAMP", "inbook": "CHAP",
+           "incollection": "CHAP", "inproceedings": "CONF", "proceedings": "CONF",
+           "mastersthesis": "THES", "phdthesis": "THES", "techreport": "RPRT",
+           "unpublished": "UNPB"}
+#: A BibTeX entry type as a CSL type; `document` is CSL's generic one, and `article` its
+#: preprint ("a preprint, working paper, or other unpublished article"), which is what a
+#: misc entry with an arXiv id is.
+_TO_CSL = {"article": "article-journal", "book": "book", "booklet": "pamphlet",
+           "inbook": "chapter", "incollection": "chapter", "inproceedings": "paper-conference",
+           "proceedings": "book", "mastersthesis": "thesis", "phdthesis": "thesis",
+           "techreport": "report", "unpublished": "manuscript"}
+#: A venue named like a journal is cited as one; everything else as proceedings.
+_JOURNAL = re.compile(r"journal|transactions|letters|review|magazine|arxiv", re.IGNORECASE)
+#: Lower-case words that start a family name ("van der Berg", "de la Cruz").
+_PARTICLES = frozenset(("van", "von", "der", "den", "de", "del", "della", "di", "da", "du",
+                        "la", "le", "ter", "ten", "dos", "das", "zu", "af", "bin", "al"))
+_SUFFIXES = frozenset(("jr", "jr.", "sr", "sr.", "ii", "iii", "iv"))
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                "dec")
+
+
+def guessed_type(entry_type: str, venue: str) -> str:
+    """A paper's entry type: its own, else a guess from its venue (misc without one)."""
+    if entry_type:
+        return entry_type
+    return "misc" if not venue else "article" if _JOURNAL.search(venue) else "inproceedings"
+
+
+def ris_type(kind: str) -> str:
+    """The RIS type (TY) of a BibTeX entry type; GEN, the generic one, for any other."""
+    return _TO_RIS.get(kind, "GEN")
+
+
+def csl_type(kind: str, *, preprint: bool = False) -> str:
+    """The CSL type of a BibTeX entry type; a misc entry that is a `preprint` (it has an
+    arXiv id) is CSL's `article`, any other type CSL's generic `document`."""
+    if kind == "misc" and preprint:
+        return "article"
+    return _TO_CSL.get(kind, "document")
+
+
+def family_given(name: str) -> tuple[str, str, str]:
+    """(family, given, suffix) of a name held as "Given Family" ("Zoë van der Berg" is
+    ("van der Berg", "Zoë", ""), "John Smith Jr." ("Smith", "John", "Jr.")); a
+    one-word name is a family name alone. What RIS writes as "Family, Given" and CSL as
+    {family, given}; our readers join them back into the same text."""
+    words = name.split()
+    suffix = words.pop() if len(words) > 2 and words[-1].lower() in _SUFFIXES else ""
+    if len(words) < 2:
+        return " ".join(words), "", suffix
+    start = len(words) - 1
+    while start > 1 and words[start - 1] in _PARTICLES:
+        start -= 1
+    return " ".join(words[start:]), " ".join(words[:start]), suffix
+
+
+def month_number(text: str) -> int | None:
+    """The month (1-12) of a BibTeX month ("mar", "March", "3"), None for any other text."""
+    text = text.strip().lower()
+    if text.isdigit() and 1 <= int(text) <= 12:
+        return int(text)
+    return _MONTH_NAMES.index(text[:3]) + 1 if text[:3] in _MONTH_NAMES else None
+
+
+def month_name(number: object) -> str:
+    """The BibTeX month macro ("mar") of a month number, '' for anything else: how the
+    RIS and CSL-JSON readers keep a date's month."""
+    if isinstance(number, str) and number.strip().isdigit():
+        number = int(number)
+    if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= 12:
+        return _MONTH_NAMES[number - 1]
+    return ""
 
 
 def entry_type(name: str, *, thesis_kind: str = "") -> str:

@@ -1,7 +1,9 @@
-"""Taking results away: hits or papers as BibTeX, CSV or JSON lines.
+"""Taking results away: hits or papers as BibTeX, RIS, CSL-JSON, CSV or JSON lines.
 
 The same writers serve `--format` on the command line and Python callers:
-`to_bibtex(engine.search("diffusion"))` gives a .bib file's text.
+`to_bibtex(engine.search("diffusion"))` gives a .bib file's text, `export(hits, "ris")`
+any format's. BibTeX, CSV and JSON lines are written here; RIS and CSL-JSON, what
+reference managers exchange, by `export_ris` and `export_csl`.
 
 BibTeX is written by bibtexparser 2's writer: each paper under its entry type (@book,
 @phdthesis, ...; guessed from the venue only when the source did not say) with every
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import hashlib
 import io
 import json
 import re
@@ -28,23 +29,21 @@ import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
-from .bibentry import NAME_FIELDS
+from .bibentry import NAME_FIELDS, guessed_type
 from .errors import DependencyError, QueryError
+from .export_common import citation_key, papers_of
 from .papers import Paper
 from .readers.latex import latex_to_text
 from .results import HIT_COLUMNS, Hit, hit_record
 
-__all__ = ["FORMATS", "citation_key", "to_bibtex", "to_csv", "to_jsonl", "write"]
+__all__ = ["FORMATS", "citation_key", "export", "papers_of", "to_bibtex", "to_csv",
+           "to_jsonl", "write"]
 
 #: The formats `write` and `--format` know.
-FORMATS = ("bibtex", "csv", "jsonl")
+FORMATS = ("bibtex", "ris", "csl-json", "csv", "jsonl")
 #: Columns a batch or similar-paper result adds after the hit's own.
 EXTRA_COLUMNS = ("query_index", "query", "query_id")
 _PAPER_COLUMNS = tuple(column for column in HIT_COLUMNS if column in Paper.__dataclass_fields__)
-# Characters every BibTeX and biber implementation accepts in a key.
-_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_:./+-]")
-# A venue named like a journal is cited as one; everything else as proceedings.
-_JOURNAL = re.compile(r"journal|transactions|letters|review|magazine|arxiv", re.IGNORECASE)
 # Words with a capital after their first letter (LoRA, GPT-4, ImageNet) are braced so
 # that BibTeX styles which lower-case titles leave them as written.
 _KEEP_CASE = re.compile(r"(?<![\w{\\])([A-Za-z0-9]+[A-Z][\w-]*)")
@@ -60,26 +59,6 @@ _SPECIALS = {ord(char): latex for char, latex in {
     "\\": r"{\textbackslash}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%",
     "&": r"\&", "_": r"\_", "~": r"{\textasciitilde}", "^": r"{\textasciicircum}",
     "<": r"\ensuremath{<}", ">": r"\ensuremath{>}"}.items()}
-
-
-def citation_key(paper_id: str) -> str:
-    """The BibTeX key of the paper with this id: the id itself when it is a valid key."""
-    safe = _KEY_UNSAFE.sub("_", paper_id)
-    if safe == paper_id and safe:
-        return safe
-    digest = hashlib.sha256(paper_id.encode("utf-8")).hexdigest()[:8]
-    return f"{safe.strip('_') or 'paper'}_{digest}"
-
-
-def _papers(items: Iterable[Hit | Paper]) -> list[Paper]:
-    """The papers of `items` (hits or papers), each once, in first-seen order."""
-    seen: dict[str, Paper] = {}
-    for item in items:
-        paper = item.paper if isinstance(item, Hit) else item
-        if not isinstance(paper, Paper):
-            raise QueryError(f"expected hits or papers to export, got {type(item).__name__}")
-        seen.setdefault(paper.id, paper)
-    return list(seen.values())
 
 
 class _Latex:
@@ -187,14 +166,6 @@ def _title(encoded: str) -> str:
                    for part in parts)
 
 
-def _kind(paper: Paper) -> str:
-    """The entry type: the paper's own, else a guess from its venue (misc without one)."""
-    if paper.entry_type:
-        return paper.entry_type
-    return "misc" if not paper.venue else "article" if _JOURNAL.search(paper.venue) \
-        else "inproceedings"
-
-
 def _names(value: Iterable[str], encode: _Latex) -> str:
     """People as BibTeX lists them: " and " between names, a name holding " and " (a
     company) braced whole so that it stays one."""
@@ -222,7 +193,7 @@ def _kept(paper: Paper, encode: _Latex) -> list[Any]:
 def _entry(paper: Paper, encode: _Latex) -> Any:
     from bibtexparser import model
 
-    kind = _kind(paper)
+    kind = guessed_type(paper.entry_type, paper.venue)
     kept = dict(paper.bib_fields)
     # The venue goes where the reader takes it from (journal, then booktitle): under
     # journal when the paper also keeps a booktitle of its own.
@@ -258,7 +229,7 @@ def to_bibtex(items: Iterable[Hit | Paper], *, latex: bool = False) -> str:
                               "pip install 'bibtexparser>=2.0,<3'") from None
     library = Library()
     encode = _Latex(escapes=latex)
-    for paper in _papers(items):
+    for paper in papers_of(items):
         library.add(_entry(paper, encode))
     return write_string(library)
 
@@ -307,16 +278,30 @@ def to_jsonl(items: Iterable[Hit | Paper | Mapping[str, Any]]) -> str:
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in _records(items))
 
 
+def export(items: Iterable[Hit | Paper | Mapping[str, Any]], format: str, *,
+           latex: bool = False) -> str:
+    """`items` as a file's text in `format` (one of `FORMATS`): BibTeX, RIS and CSL-JSON
+    hold each paper once; CSV and JSON lines each hit (or paper, or JSON hit record).
+    `latex`: BibTeX in LaTeX escapes (see `to_bibtex`)."""
+    if format in ("bibtex", "ris", "csl-json"):  # bibliographies: papers, not hit records
+        papers = [item for item in items if not isinstance(item, Mapping)]
+        if format == "bibtex":
+            return to_bibtex(papers, latex=latex)
+        if format == "ris":
+            from .export_ris import to_ris
+
+            return to_ris(papers)
+        from .export_csl import to_csl_json
+
+        return to_csl_json(papers)
+    if format == "csv":
+        return to_csv(items)
+    if format == "jsonl":
+        return to_jsonl(items)
+    raise QueryError(f"format must be one of {', '.join(FORMATS)}, got '{format}'")
+
+
 def write(items: Sequence[Hit | Paper | Mapping[str, Any]], format: str, out: IO[str], *,
           latex: bool = False) -> None:
-    """Write `items` to `out` in `format` (one of `FORMATS`); `latex`: BibTeX in LaTeX
-    escapes (see `to_bibtex`)."""
-    if format == "bibtex":
-        papers = [item for item in items if not isinstance(item, Mapping)]
-        out.write(to_bibtex(papers, latex=latex))
-    elif format == "csv":
-        out.write(to_csv(items))
-    elif format == "jsonl":
-        out.write(to_jsonl(items))
-    else:
-        raise QueryError(f"format must be one of {', '.join(FORMATS)}, got '{format}'")
+    """Write `items` to `out` in `format` (one of `FORMATS`, see `export`)."""
+    out.write(export(items, format, latex=latex))

@@ -124,7 +124,7 @@ def test_csl_types_and_fields(tmp_path: Path) -> None:
                     ' "issued": {"date-parts": [[2019]]}}]', encoding="utf-8")
     chapter, thesis = read(path)
     assert chapter.entry_type == "incollection" and dict(chapter.bib_fields) == {
-        "editor": "Jane Doe", "volume": "3", "pages": "1-10", "publisher": "Springer"}
+        "editor": "Jane Doe", "volume": "3", "pages": "1--10", "publisher": "Springer"}
     assert thesis.entry_type == "phdthesis" and dict(thesis.bib_fields) == {"school": "MIT"}
     assert round_trip([chapter, thesis], tmp_path, latex=False) == [chapter, thesis]
 

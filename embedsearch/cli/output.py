@@ -166,12 +166,12 @@ def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,
                 out.write(f"\n── {name or 'other'} ({len(members)}) ──\n")
                 hits(members, json_lines=False, out=out, **extra)
         return
-    if shape in ("bibtex", "csv"):
+    if shape in ("bibtex", "ris", "csl-json", "csv"):
         from .. import export
 
-        if shape == "bibtex":
-            out.write(export.to_bibtex([hit for found, _ in batches for hit in found],
-                                       latex=latex))
+        if shape != "csv":  # a bibliography: each paper once, whichever queries found it
+            out.write(export.export([hit for found, _ in batches for hit in found], shape,
+                                    latex=latex))
         else:
             out.write(export.to_csv([hit_record(hit, **extra) for found, extra in batches
                                      for hit in found]))

@@ -41,7 +41,7 @@ examples:
   embedsearch similar iclr2025:7 --index indexes/mine --json
   embedsearch similar ID1 ID2 --not ID3 --index indexes/mine  # like these, unlike that
   embedsearch similar --from refs.bib --index indexes/mine    # like your own papers
-  embedsearch search "diffusion" --format bibtex > diffusion.bib
+  embedsearch search "diffusion" --format ris > diffusion.ris  # or bibtex, csl-json
   embedsearch add new.csv --index indexes/mine
   embedsearch build papers.jsonl --out indexes/big --storage milvus:http://milvus:19530
   embedsearch remove iclr2025:7 --index indexes/mine
@@ -157,8 +157,10 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
     shape = parser.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true",
                        help="one JSON object per hit and line (rank, id, score, title, ...)")
-    shape.add_argument("--format", dest="output_format", choices=("bibtex", "csv", "jsonl"),
-                       help="print the hits as a .bib file (the papers, keyed by id), CSV "
+    shape.add_argument("--format", dest="output_format",
+                       choices=("bibtex", "ris", "csl-json", "csv", "jsonl"),
+                       help="print the hits as a .bib file (the papers, keyed by id), RIS "
+                            "or CSL-JSON (for Zotero, EndNote, Mendeley, citeproc), CSV "
                             "with a header (the JSON fields, lists joined with '; '), or "
                             "JSON lines (the same as --json)")
     parser.add_argument("--latex", action="store_true",

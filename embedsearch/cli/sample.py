@@ -18,7 +18,7 @@ __all__ = ["add_commands", "sample"]
 
 Command = Callable[..., argparse.ArgumentParser]
 #: What each file extension is written as (`export.write`'s formats).
-_FORMATS = {".jsonl": "jsonl", ".csv": "csv", ".bib": "bibtex"}
+_FORMATS = {".jsonl": "jsonl", ".csv": "csv", ".bib": "bibtex", ".ris": "ris"}
 _RANGE = re.compile(r"^\s*(\d+)?\s*-\s*(\d+)?\s*$|^\s*(\d+)\s*$")
 
 
@@ -27,7 +27,7 @@ def add_commands(command: Command) -> None:
     sampling = command("sample", "Write the bundled sample (38 ICLR 2025 papers) to a file.")
     sampling.add_argument("file", metavar="FILE",
                           help="where to write it, as its extension says: .jsonl (JSON "
-                               "lines), .csv or .bib; '-' for JSON lines on stdout")
+                               "lines), .csv, .bib or .ris; '-' for JSON lines on stdout")
     sampling.add_argument("--papers", metavar="RANGE",
                           help="only papers in RANGE of their numbers, e.g. 1-30 or 31-38 "
                                "(default: all 38; the ids are iclr2025:NUMBER)")
@@ -62,7 +62,7 @@ def sample(args: argparse.Namespace) -> None:
     shape = _FORMATS.get(path.suffix.lower())
     if shape is None:
         raise InputError(f"cannot tell a format from '{path.suffix or path.name}': name the "
-                         f"file .jsonl, .csv or .bib", path=path)
+                         f"file .jsonl, .csv, .bib or .ris", path=path)
     if path.exists():
         raise InputError("exists already; remove it or choose another name", path=path)
     from ..fs import write_atomic

@@ -5,17 +5,23 @@ A JSON array of items: `id`, `title`, `abstract`, `author` [{family, given} or
 `container-title` -> venue, `DOI` -> url https://doi.org/..., else `URL`, `keyword`
 (one text, ',' or ';' separated), `type` -> the BibTeX entry type (`bibentry.CSL_TYPES`),
 and the standard fields of `CSL_KEPT` under their BibTeX names (`publisher` is a
-thesis's school, a report's institution). A `.json` file is read as CSL-JSON when its first
+thesis's school, a report's institution; `number` a report's number; a `page` range
+"1-10" is BibTeX's "1--10"; the month of `issued` the month; a thesis whose `genre`
+says master's a mastersthesis), `archive_location` "arXiv:ID" (where Zotero keeps a
+preprint's arXiv id, as our export does) the arXiv id. CSL's `article` is a preprint,
+a misc entry. A `.json` file is read as CSL-JSON when its first
 item has `issued` or `container-title`, or authors as objects: keys our own layout
 never uses, so a file of ours is never mistaken for one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..bibentry import CSL_TYPES, bib_fields
+from ..bibentry import CSL_TYPES, bib_fields, month_name
+from ..identifiers import normalise_arxiv_id
 from .base import Located, Skipped, register_format
 from .foreign import (
     collapse,
@@ -34,14 +40,15 @@ __all__ = ["CSL_KEPT", "csl_record", "read_csl_json"]
 #: The BibTeX field each kept CSL variable gives (`publisher` depends on the type).
 CSL_KEPT = {"volume": "volume", "issue": "number", "page": "pages", "edition": "edition",
             "publisher-place": "address", "collection-title": "series", "ISBN": "isbn",
-            "ISSN": "issn", "genre": "type", "note": "note"}
+            "ISSN": "issn", "genre": "type", "note": "note", "chapter-number": "chapter"}
 #: Who publishes a thesis or a report, in BibTeX's words.
 _PUBLISHER = {"phdthesis": "school", "mastersthesis": "school", "techreport": "institution"}
+_PAGE_RANGE = re.compile(r"^\s*(\S+?)\s*-\s*(\S+)\s*$")
 
 
 def _looks_like_csl(raw: Mapping[str, object]) -> bool:
     authors = raw.get("author")
-    return ("issued" in raw or "container-title" in raw
+    return ("issued" in raw or "container-title" in raw or "citation-key" in raw
             or (isinstance(authors, list) and bool(authors) and isinstance(authors[0], dict)))
 
 
@@ -101,19 +108,44 @@ def _number_or_text(raw: Mapping[str, object], key: str, where: Where) -> str:
     return optional_text(raw, key, where)
 
 
+def _month(value: object) -> str:
+    """The month of a CSL date {date-parts: [[2020, 5]]} as BibTeX's macro ("may")."""
+    parts = value.get("date-parts") if isinstance(value, dict) else None
+    if isinstance(parts, list) and parts and isinstance(parts[0], list) and len(parts[0]) > 1:
+        return month_name(parts[0][1])
+    return ""
+
+
 def _kept(raw: Mapping[str, object], kind: str, where: Where) -> dict[str, str]:
     found = {field: _number_or_text(raw, name, where) for name, field in CSL_KEPT.items()}
+    if kind == "techreport":
+        found["number"] = found["number"] or _number_or_text(raw, "number", where)
+    found["pages"] = _PAGE_RANGE.sub(r"\1--\2", found["pages"])
     found[_PUBLISHER.get(kind, "publisher")] = optional_text(raw, "publisher", where)
     found["editor"] = " and ".join(_authors(raw.get("editor"), where))
+    found["month"] = _month(raw.get("issued"))
     return dict(bib_fields(found))
+
+
+def _kind(raw: Mapping[str, object], where: Where) -> str:
+    """The BibTeX entry type of `type` ('' without one; a master's thesis by `genre`)."""
+    given = optional_text(raw, "type", where)
+    kind = CSL_TYPES.get(given, "misc") if given else ""
+    if kind == "phdthesis" and "master" in _number_or_text(raw, "genre", where).lower():
+        return "mastersthesis"
+    return kind
+
+
+def _arxiv_id(raw: Mapping[str, object], where: Where) -> str:
+    location = _number_or_text(raw, "archive_location", where)
+    return normalise_arxiv_id(location) if location.lower().startswith("arxiv:") else ""
 
 
 @register_layout("csl-json", _looks_like_csl)
 def csl_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
     """One CSL item in our record layout."""
     doi = optional_text(raw, "DOI", where)
-    given = optional_text(raw, "type", where)
-    kind = CSL_TYPES.get(given, "misc") if given else ""
+    kind = _kind(raw, where)
     return {
         "id": raw.get("id"),
         "title": optional_text(raw, "title", where),
@@ -123,6 +155,7 @@ def csl_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
         "venue": _venue(raw, where),
         "url": doi_url(doi) if doi else optional_text(raw, "URL", where),
         "keywords": split_keywords(optional_text(raw, "keyword", where)),
+        "arxiv_id": _arxiv_id(raw, where),
         "entry_type": kind,
         "bib_fields": _kept(raw, kind, where),
     }

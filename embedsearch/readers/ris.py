@@ -4,13 +4,17 @@ The file is split into entries ("TY  -" ... "ER  -") as it streams, so an error 
 the line an entry starts on, and each entry's tags are parsed by rispy. `ris_record`
 maps them onto our record layout: AB (else N2) -> abstract, TI (else T1) -> title,
 AU and A1 -> authors ("Last, First" as "First Last"), PY (else Y1, DA) -> year,
-venue from the first of T2, JO, JF, J2, JA, BT, then PB as a last resort (exporters
+venue from the first of T2, JO, JF, J2, JA, BT, then PB as a last resort but for a
+book, a thesis or a report, which PB published (exporters
 disagree: Zotero writes T2, EndNote JO or JF, PubMed JO and JA, and a PMLR paper may
 carry only its publisher), KW -> keywords, DO -> url https://doi.org/..., else the first
 UR, ID -> id (else one derived from the file and position), TY -> the BibTeX entry
 type (`bibentry.RIS_TYPES`), and the other standard fields kept under their BibTeX
 names (`RIS_KEPT`: PB the publisher, or a thesis's school, a report's institution;
-SP and EP the pages; SN the ISBN of a book or chapter, else the ISSN). An entry without an
+SP and EP the pages; SN the ISBN of a book or chapter, else the ISSN; N1 the note; DA's
+month the month; M3 of a thesis saying "master" makes it a mastersthesis), AN
+"arXiv:ID" (where Zotero keeps a preprint's arXiv id, as our RIS export does) the
+arXiv id. An entry without an
 abstract becomes a title-only paper (see `foreign`); one cut short (no 'ER  -' before
 the next 'TY  -' or the end) is skipped and named, and the rest read; lines outside any
 entry (an export's header) are ignored.
@@ -23,7 +27,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..bibentry import RIS_TYPES, bib_fields
+from ..bibentry import RIS_TYPES, bib_fields, month_name
+from ..identifiers import normalise_arxiv_id
 from .base import Located, Skipped, iter_lines, register_format
 from .foreign import Converted, collapse, doi_url, first_last, foreign_papers, split_keywords
 from .records import Where
@@ -47,13 +52,17 @@ RIS_FIELDS: dict[str, tuple[str, ...]] = {
 RIS_KEPT: dict[str, str] = {
     "volume": "volume", "number": "number", "edition": "edition",    # VL, IS, ET
     "place_published": "address", "tertiary_title": "series",         # CY, T3
-    "type_of_work": "type",                                           # M3
+    "type_of_work": "type", "notes": "note",                          # M3, N1
 }
 #: Who publishes a thesis or a report, in BibTeX's words.
 _PUBLISHER = {"phdthesis": "school", "mastersthesis": "school", "techreport": "institution"}
 _ISBN_TYPES = ("book", "incollection", "inbook")
+#: Kinds whose PB is who published them, never a stand-in for a venue they lack.
+_PUBLISHED = ("book", "booklet", "manual", "proceedings", "phdthesis", "mastersthesis",
+              "techreport")
 _TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
 _LEADING_YEAR = re.compile(r"\s*([0-9]{4})")
+_DATE_MONTH = re.compile(r"\s*[0-9]{4}/([0-9]{1,2})\b")
 
 
 def _texts(value: object) -> list[str]:
@@ -88,7 +97,23 @@ def _kept(entry: Mapping[str, object], kind: str) -> dict[str, str]:
     found["isbn" if kind in _ISBN_TYPES else "issn"] = _first(entry, ("issn",))
     found["pages"] = _pages(entry)
     found["editor"] = " and ".join(first_last(name) for name in editors)
+    month = _DATE_MONTH.match(_first(entry, ("date", "publication_year")))
+    found["month"] = month_name(month.group(1)) if month else ""
     return dict(bib_fields(found))
+
+
+def _kind(entry: Mapping[str, object]) -> str:
+    """The BibTeX entry type of TY (a thesis whose M3 says master's a mastersthesis)."""
+    kind = RIS_TYPES.get(_first(entry, ("type_of_reference",)).upper(), "misc")
+    if kind == "phdthesis" and "master" in _first(entry, ("type_of_work",)).lower():
+        return "mastersthesis"
+    return kind
+
+
+def _arxiv_id(entry: Mapping[str, object]) -> str:
+    """The arXiv id of AN when it names one ("arXiv:2401.01234"), else ''."""
+    number = _first(entry, ("accession_number",))
+    return normalise_arxiv_id(number) if number.lower().startswith("arxiv:") else ""
 
 
 def ris_record(entry: Mapping[str, object]) -> dict[str, object]:
@@ -99,16 +124,18 @@ def ris_record(entry: Mapping[str, object]) -> dict[str, object]:
     doi = _first(entry, ("doi",))
     authors = [first_last(name) for key in RIS_FIELDS["authors"] for name in _texts(entry.get(key))]
     keywords = [word for text in _texts(entry.get("keywords")) for word in split_keywords(text)]
-    kind = RIS_TYPES.get(_first(entry, ("type_of_reference",)).upper(), "misc")
+    kind = _kind(entry)
     return {
         "id": _first(entry, RIS_FIELDS["id"]) or None,
         "title": _first(entry, RIS_FIELDS["title"]),
         "abstract": _first(entry, RIS_FIELDS["abstract"]),
         "authors": authors,
         "year": _year(entry),
-        "venue": _first(entry, RIS_FIELDS["venue"]),
+        "venue": _first(entry, RIS_FIELDS["venue"][:-1] if kind in _PUBLISHED else
+                        RIS_FIELDS["venue"]),
         "keywords": keywords,
         "url": doi_url(doi) if doi else _first(entry, ("urls",)),
+        "arxiv_id": _arxiv_id(entry),
         "entry_type": kind,
         "bib_fields": _kept(entry, kind),
     }

@@ -35,7 +35,7 @@ def test_ranges_and_refusals(tmp_path: Path, cli: Callable[..., CliResult]) -> N
         refused = cli("sample", tmp_path / "x.jsonl", "--papers", bad)
         assert refused.code == 1 and said in refused.err, bad
     wrong = cli("sample", tmp_path / "x.txt")
-    assert wrong.code == 1 and "name the file .jsonl, .csv or .bib" in wrong.err
+    assert wrong.code == 1 and "name the file .jsonl, .csv, .bib or .ris" in wrong.err
     assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.txt").exists()
 
 
