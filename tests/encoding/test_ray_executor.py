@@ -64,10 +64,13 @@ def _backend(index: Path) -> str:
 
 
 def _manifest(index: Path) -> dict[str, object]:
-    """The manifest less its times and file digests (float noise changes the vectors')."""
+    """The manifest less its times and file digests (float noise changes the vectors'):
+    of `additions`, the first keys (when each write was made differs)."""
     loaded = json.loads((index / "manifest.json").read_text())
-    return {key: value for key, value in loaded.items()
+    kept = {key: value for key, value in loaded.items()
             if key not in ("created", "updated", "files")}
+    kept["additions"] = [first for first, _ in loaded.get("additions", [])]
+    return kept
 
 
 @needs_ray
