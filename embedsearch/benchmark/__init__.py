@@ -79,7 +79,7 @@ _QUICK = Settings(papers=48, update_papers=300, latency_papers=3000, queries=50,
                   ray_papers=200, ray_rounds=1, milvus_papers=3000, gpu_papers=2000,
                   gpu_cpu_papers=200, write_sizes="300,1200", write_added=10, write_runs=2,
                   growth_papers=1200, growth_queries=20, recommendation_examples=50,
-                  digest_added=100, digest_papers=1200, mcp_calls=10)
+                  digest_added=30, digest_papers=600, mcp_calls=10)
 
 
 def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:

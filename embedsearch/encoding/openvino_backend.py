@@ -9,6 +9,7 @@ Without AMX (AVX512-BF16 only) bf16 gains less, and the statically quantised int
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,6 +20,19 @@ from .base import register_backend
 from .exported import ExportedBackend
 
 __all__ = ["OpenVinoBackend", "OpenVinoBf16Backend", "OpenVinoInt8Backend"]
+
+
+class _Request:
+    """An OpenVINO infer request, which runs one inference at a time (a second one at
+    once fails with "Infer Request is busy"): a server's searches and an add encoding in
+    another thread take turns. Its output is copied before the next may overwrite it."""
+
+    def __init__(self, request: Any) -> None:
+        self.request, self.lock = request, threading.Lock()
+
+    def infer(self, feeds: dict[str, NDArray[np.int64]]) -> NDArray[np.floating]:
+        with self.lock:
+            return np.array(self.request.infer(feeds)[0], copy=True)
 
 
 @register_backend("openvino")
@@ -46,10 +60,11 @@ class OpenVinoBackend(ExportedBackend):
             # only pays when one process owns every core.
             "ENABLE_CPU_PINNING": self.threads >= (os.cpu_count() or 1),
         })
-        return compiled.create_infer_request()
+        return _Request(compiled.create_infer_request())
 
     def _run(self, runner: Any, feeds: dict[str, NDArray[np.int64]]) -> NDArray[np.floating]:
-        return np.asarray(runner.infer(feeds)[0])
+        request: _Request = runner
+        return request.infer(feeds)
 
 
 @register_backend("openvino-bf16")

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,6 +48,32 @@ def test_backends_agree_with_torch(backend: str, seed_texts: list[str],
 
 
 @needs_dev_data
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])  # each runtime once
+def test_one_encoder_answers_threads_at_once(backend: str, seed_texts: list[str]) -> None:
+    # A server's searches and an add's encoding share one encoder: an OpenVINO infer
+    # request answered "Infer Request is busy" to the second thread before it took turns.
+    encoder = Encoder(backend=backend, cache=False)
+    alone = encoder.encode_documents(seed_texts)
+    found: list[np.ndarray] = []
+    errors: list[str] = []
+
+    def encode() -> None:
+        try:
+            for _ in range(3):
+                found.append(encoder.encode_documents(seed_texts))
+                encoder.encode_queries(["bandits"])
+        except Exception as exc:  # noqa: BLE001 - the test reports what any thread met
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=encode) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and len(found) == 12
+    assert all(np.allclose(vectors, alone, atol=1e-5) for vectors in found)
+
+
 @pytest.mark.data
 @pytest.mark.parametrize("backend", ["torch", *EXPORTED])
 def test_backends_agree_with_the_reference_embeddings(backend: str) -> None:
