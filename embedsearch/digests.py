@@ -45,12 +45,6 @@ def similarity_floor(watch: Watch) -> float:
     return QUERY_FLOOR if watch.kind == "query" else LIBRARY_FLOOR
 
 
-def similarity(hit: Hit) -> float:
-    """What a digest's floor compares: the hit's score (`Hit.score`), the cosine of the
-    query and the paper, or of the paper and its nearest library paper."""
-    return hit.score
-
-
 @dataclass(frozen=True)
 class DigestSection:
     """One watch's part of a digest: the `hits` (best first, each at least `floor`
@@ -66,7 +60,7 @@ class DigestSection:
     def to_dict(self) -> dict[str, Any]:
         return {"watch": self.watch.name, "looks_for": self.watch.describe(),
                 "floor": self.floor, "arrived": self.arrived,
-                "hits": [{**hit.to_dict(), "similarity": round(similarity(hit), 4),
+                "hits": [{**hit.to_dict(), "similarity": round(hit.score, 4),
                           "added": self.added.get(hit.paper.id, "")} for hit in self.hits]}
 
 
@@ -101,11 +95,12 @@ def digest(engine: SearchEngine, watches: Sequence[Watch], *, since: str | None 
 def _section(engine: SearchEngine, watch: Watch, since: str) -> DigestSection:
     filters = replace(watch.filters, added_after=since or None)
     floor = similarity_floor(watch)
+    # The floor is the hits' score (`Hit.score`: the cosine of query and paper, or of the
+    # paper and its nearest library paper), which `min_score` keeps to.
     if watch.query:
-        hits = engine.search(watch.query, watch.k, filters=filters)
+        hits = engine.search(watch.query, watch.k, filters=filters, min_score=floor)
     else:
-        hits = engine.similar_to_papers(watch.papers, watch.k, filters=filters)
-    kept = [replace(hit, rank=rank) for rank, hit in
-            enumerate((hit for hit in hits if similarity(hit) >= floor), 1)]
-    return DigestSection(watch, kept, engine.added([hit.paper.id for hit in kept]),
+        hits = engine.similar_to_papers(watch.papers, watch.k, filters=filters,
+                                        min_score=floor)
+    return DigestSection(watch, list(hits), engine.added([hit.paper.id for hit in hits]),
                          engine.count(filters), floor)

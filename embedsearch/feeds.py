@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
-from .digests import Digest, DigestSection, similarity
+from .digests import Digest, DigestSection
 from .info import IndexInfo
 from .papers import Paper
 from .results import Hit
@@ -95,7 +95,7 @@ def digest_text(digest: Digest) -> str:
         for hit in section.hits:
             where = ", ".join(p for p in (hit.paper.venue, str(hit.paper.year or "")) if p)
             lines.append(f"{hit.rank:>3}. {hit.paper.title}  [{hit.paper.id}]")
-            lines.append(f"     similarity {similarity(hit):.2f}"
+            lines.append(f"     similarity {hit.score:.2f}"
                          + (f" · {where}" if where else "")
                          + (f" · {paper_link(hit.paper)}" if paper_link(hit.paper) else ""))
             if hit.evidence:
@@ -117,7 +117,7 @@ def digest_html(digest: Digest) -> str:
             title = (f"<a href=\"{e(link)}\">{e(hit.paper.title)}</a>" if link
                      else e(hit.paper.title))
             parts.append(f"<li><p><strong>{title}</strong> <small>{e(hit.paper.id)} · "
-                         f"similarity {similarity(hit):.2f}</small></p>"
+                         f"similarity {hit.score:.2f}</small></p>"
                          + (f"<blockquote>{e(hit.evidence)}</blockquote>" if hit.evidence
                             else "") + "</li>")
         parts.append("</ol>")
