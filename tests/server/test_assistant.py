@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ from embedsearch import SearchEngine
 from embedsearch.integrations.mcp import TOOLS, create_server
 from tests.assistant import calls, child_env, listing, over_http, text
 from tests.conftest import write_jsonl
+from tests.server.test_live_server import listening_url
 
 TOKEN = "read-token-for-the-mcp-tests-0123"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -37,15 +36,7 @@ def served(seed_index: Path) -> Iterator[str]:
          "--port", "0", "--no-map"], stderr=subprocess.PIPE, text=True,
         env={**os.environ, **child_env(), "EMBEDSEARCH_READ_TOKEN": TOKEN})
     try:
-        assert process.stderr is not None
-        url, deadline = "", time.monotonic() + 120
-        while not url and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
-            url = found.group(1) if found else ""
-            assert line or process.poll() is None, "the server exited"
-        assert url, "the server did not say where it listens"
-        yield f"{url}/mcp"
+        yield f"{listening_url(process, 120)}/mcp"
     finally:
         process.terminate()
         process.wait(20)

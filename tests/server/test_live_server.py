@@ -55,6 +55,20 @@ class LiveServer:
         self.thread.join(10)
 
 
+def listening_url(process: subprocess.Popen[str], wait: float) -> str:
+    """Where an `embedsearch serve` subprocess (stderr piped, as text) says it listens,
+    read from its log within `wait` seconds."""
+    assert process.stderr is not None
+    url, deadline = "", time.monotonic() + wait
+    while not url and time.monotonic() < deadline:
+        line = process.stderr.readline()
+        found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
+        url = found.group(1) if found else ""
+        assert line or process.poll() is None, "the server exited"
+    assert url, "the server did not say where it listens"
+    return url
+
+
 def get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=30) as response:
         return json.load(response)
@@ -154,15 +168,7 @@ def test_serve_command_binds_loopback_and_serves(seed_index: Path) -> None:
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        assert process.stderr is not None
-        url = ""
-        deadline = time.monotonic() + 90
-        while not url and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            found = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", line)
-            url = found.group(1) if found else ""
-            assert line or process.poll() is None, "the server exited"
-        assert url, "the server did not say where it listens"
+        url = listening_url(process, 90)
         assert get(f"{url}/health") == {"status": "ok", "papers": 38}
         assert get(f"{url}/info")["writable"] is False
         assert get(f"{url}/map")["status"] == "off"
