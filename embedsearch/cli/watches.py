@@ -7,9 +7,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from .commands import open_index, say
+
+if TYPE_CHECKING:
+    from ..watching import Watch
 
 __all__ = ["add_commands", "digest", "watch"]
 
@@ -95,7 +99,7 @@ def watch(args: argparse.Namespace) -> None:
               "lists what the index receives from now on.")
 
 
-def _new_watch(args: argparse.Namespace) -> object:
+def _new_watch(args: argparse.Namespace) -> Watch:
     from ..watching import Watch
     from .commands import filters_of, read_files
 
