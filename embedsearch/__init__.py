@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .digests import Digest, digest
     from .encoding import Encoder
     from .engine import SearchEngine
+    from .exporting import export
     from .info import IndexInfo, index_info
     from .readers import ZoteroLibrary, read_bibliography, read_papers
     from .results import Hit, Reason
@@ -72,6 +73,7 @@ __all__ = [
     "ZoteroLibrary",
     "__version__",
     "digest",
+    "export",
     "index_info",
     "read_bibliography",
     "read_papers",
@@ -90,6 +92,7 @@ _LAZY = {
     "Watch": "watching",
     "Digest": "digests",
     "digest": "digests",
+    "export": "exporting",
     "Hit": "results",
     "Reason": "results",
     "Local": "storage.local",

@@ -299,6 +299,14 @@ class SearchEngine:
             key = self._key(view, paper_id)
             return view.papers([key])[key]
 
+    def get_papers(self, paper_ids: Iterable[str]) -> dict[str, Paper]:
+        """The papers of `paper_ids` that the index holds, by id (one read, however many;
+        an id it lacks is simply absent)."""
+        with self.snapshot() as view:
+            keys = view.keys_of(paper_ids)
+            found = view.papers(list(keys.values()))
+            return {paper_id: found[key] for paper_id, key in keys.items() if key in found}
+
     def count(self, filters: Filters | None = None) -> int:
         """How many papers the index holds that `filters` admit (all, without)."""
         with self.snapshot() as view:

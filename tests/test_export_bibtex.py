@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from embedsearch.cli import main
-from embedsearch.export import to_bibtex, to_csv, to_jsonl
+from embedsearch.exporting import to_bibtex, to_csv, to_jsonl
 from embedsearch.papers import Paper
 from embedsearch.readers import read_papers
 from embedsearch.storage.milvus.schema import paper_of
@@ -46,6 +46,9 @@ def test_the_fixtures_hold_what_the_round_trip_must_keep() -> None:
             "isbn", "issn", "school", "institution", "series", "note", "month",
             "booktitle", "chapter", "organization", "howpublished", "type"} <= fields
     assert any(not " ".join(paper.authors).isascii() for paper in papers)  # accents to keep
+    # A misc entry's howpublished is its venue ("arXiv preprint"), unless it is a link.
+    venues = {paper.id: paper.venue for paper in papers}
+    assert venues["kingma2014adam"] == "arXiv preprint" and venues["wolf2020transformers"] == ""
 
 
 @pytest.mark.parametrize("latex", [False, True], ids=["unicode", "latex"])
@@ -70,8 +73,11 @@ def test_a_book_stays_a_book_with_its_publisher() -> None:
                  "isbn = {978-0-262-03561-3}", "series = {Adaptive Computation and Machine "
                  "Learning}"):
         assert line in text
-    # A paper whose source said nothing of its kind: guessed from its venue as before.
-    assert to_bibtex([Paper("p", "An abstract.", venue="ICLR")]).startswith("@inproceedings")
+    # A paper whose source said nothing of its kind: guessed from its venue as before,
+    # but a misc without authors, which biblatex requires of a conference paper.
+    guessed = Paper("p", "An abstract.", venue="ICLR", authors=["Ada Lovelace"])
+    assert to_bibtex([guessed]).startswith("@inproceedings")
+    assert to_bibtex([Paper("p", "An abstract.", venue="ICLR")]).startswith("@misc")
     assert to_bibtex([Paper("p", "An abstract.")]).startswith("@misc")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from embedsearch import InputError, SearchEngine, read_papers
-from embedsearch.export import to_bibtex
+from embedsearch.exporting import to_bibtex
 from embedsearch.identifiers import normalise_arxiv_id, normalise_doi
 from embedsearch.papers import Paper
 

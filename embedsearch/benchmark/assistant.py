@@ -25,7 +25,7 @@ from typing import Any
 
 from ..devset import DevSet
 from ..engine import SearchEngine
-from ..export import to_bibtex
+from ..exporting import to_bibtex
 from .report import Table
 
 __all__ = ["assistant_table"]

@@ -8,7 +8,7 @@ ellipsis; dim and italic on a terminal). JSON, CSV and BibTeX keep the text as s
 The JSON shape is a contract for scripts: each hit has rank (1-based), id, score
 (cosine similarity, higher is closer, descending), title, abstract, year, venue and the
 other paper fields; batch searches add query_index (0-based line) and query. CSV has
-the same fields as columns (`export.to_csv`).
+the same fields as columns (`exporting.to_csv`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["SHAPES", "corpus_map", "counted", "grouped", "hits", "info", "paper", "results",
            "snippet"]
 
-#: How `results` prints hits: a readable list, or the formats of `export`.
+#: How `results` prints hits: a readable list, or the formats of `exporting`.
 SHAPES = ("text", "jsonl", "bibtex", "csv")
 
 _SNIPPET_CHARS = 220
@@ -158,7 +158,7 @@ def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,
     and `query_index`, or `query_id`). CSV has one header; a .bib file holds each paper
     once, whichever queries found it. `group`: text output under a heading for each
     library group (JSON and CSV carry each hit's `group` anyway). `latex`: BibTeX in
-    LaTeX escapes (`export.to_bibtex`)."""
+    LaTeX escapes (`exporting.to_bibtex`)."""
     out = out or sys.stdout
     if group and shape == "text":
         for found, extra in batches:
@@ -167,14 +167,14 @@ def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,
                 hits(members, json_lines=False, out=out, **extra)
         return
     if shape in ("bibtex", "ris", "csl-json", "csv"):
-        from .. import export
+        from ..exporting import export
 
         if shape != "csv":  # a bibliography: each paper once, whichever queries found it
-            out.write(export.export([hit for found, _ in batches for hit in found], shape,
-                                    latex=latex))
+            out.write(export([hit for found, _ in batches for hit in found], shape,
+                             latex=latex))
         else:
-            out.write(export.to_csv([hit_record(hit, **extra) for found, extra in batches
-                                     for hit in found]))
+            out.write(export([hit_record(hit, **extra) for found, extra in batches
+                              for hit in found], "csv"))
         return
     for found, extra in batches:
         hits(found, json_lines=shape == "jsonl", out=out, **extra)

@@ -51,7 +51,7 @@ def _chosen(text: str | None, count: int) -> range:
 
 def sample(args: argparse.Namespace) -> None:
     from ..bundled import sample_papers
-    from ..export import write
+    from ..exporting import write
 
     papers = sample_papers()
     chosen = [papers[number - 1] for number in _chosen(args.papers, len(papers))]

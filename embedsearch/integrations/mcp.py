@@ -41,7 +41,7 @@ from pydantic import Field
 
 from .._version import __version__
 from ..engine import SearchEngine
-from ..export import to_bibtex
+from ..exporting import to_bibtex
 from ..filters import Filters
 from ..papers import Paper
 from ..readers import read_bibliography

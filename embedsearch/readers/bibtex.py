@@ -33,7 +33,7 @@ BIBTEX_FIELDS: dict[str, tuple[str, ...]] = {
     "abstract": ("abstract",),
     "authors": ("author",),
     "year": ("year", "date"),
-    "venue": ("journal", "booktitle", "journaltitle"),
+    "venue": ("journal", "booktitle", "journaltitle", "howpublished (unless a link)"),
     "keywords": ("keywords",),
     "url": ("doi", "url"),
     "arxiv_id": ("eprint (with archiveprefix or eprinttype arXiv)",),
@@ -93,8 +93,15 @@ def _year(fields: Mapping[str, str]) -> str | None:
     return match.group(1) if match else None
 
 
-def _first(fields: Mapping[str, str], names: tuple[str, ...]) -> str:
-    return next((fields[name] for name in names if fields.get(name, "").strip()), "")
+def _venue_field(fields: Mapping[str, str]) -> str | None:
+    """The field the venue is read from: journal, booktitle or journaltitle, else a misc
+    entry's howpublished ("ICLR 2025"; biblatex has no journal for misc), unless that holds
+    a link (`\\url{...}`, which is where, not in what, it was published)."""
+    named = ("journal", "booktitle", "journaltitle", "howpublished")
+    venue = next((name for name in named if fields.get(name, "").strip()), None)
+    if venue == "howpublished" and re.search(r"\\url|://", fields[venue]):
+        return None
+    return venue
 
 
 def _kept(fields: Mapping[str, str], venue: str | None) -> dict[str, str]:
@@ -115,8 +122,7 @@ def bibtex_record(key: str, fields: Mapping[str, str], *, kind: str = "") -> dic
     entry type and the other standard fields (publisher, editor, pages, ...) are kept.
     """
     fields = {name.lower(): value for name, value in fields.items()}
-    venue = next((name for name in BIBTEX_FIELDS["venue"] if fields.get(name, "").strip()),
-                 None)
+    venue = _venue_field(fields)
     doi = fields.get("doi", "").strip()
     archive = (fields.get("archiveprefix") or fields.get("eprinttype") or "").strip().lower()
     return {
@@ -125,7 +131,7 @@ def bibtex_record(key: str, fields: Mapping[str, str], *, kind: str = "") -> dic
         "abstract": latex_to_text(fields.get("abstract", "")),
         "authors": _authors(fields.get("author", "")),
         "year": _year(fields),
-        "venue": latex_to_text(_first(fields, BIBTEX_FIELDS["venue"])),
+        "venue": latex_to_text(fields[venue]) if venue else "",
         "keywords": split_keywords(latex_to_text(fields.get("keywords", ""))),
         "url": doi_url(doi) if doi else fields.get("url", "").strip(),
         # Only a valid id: a bibliography's eprint of another archive, or a typo, is no

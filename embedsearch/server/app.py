@@ -34,7 +34,7 @@ from ..retrieval import Mode
 from .apierror import ApiError
 from .assistant import assistant
 from .batching import SearchBatcher
-from .bibliography import bibliography_routes
+from .bibliography import bibliography_routes, papers_in
 from .maps import MapService
 from .schemas import (
     LIMITS,
@@ -151,20 +151,9 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
         """The k papers closest to the given records, which need not be in the index:
         those it holds (same id or title) use their stored vectors and are never
         returned, the others are encoded in one batch."""
-        from ..readers.records import papers_from_records
-
-        def papers(name: str, records: list[Any]) -> list[Any]:
-            try:
-                return papers_from_records([record.model_dump() for record in records],
-                                           title_only=True)
-            except InputError as exc:
-                where = f"{name}.{exc.record - 1}" if exc.record else name
-                parameter = f"{where}.{exc.field}" if exc.field else where
-                raise ApiError(422, f"{parameter}: {exc.reason}", parameter) from None
-
         filters = _filters(body.year, body.venue, body.keyword, body.collection)
-        hits = engine.similar_to_papers(papers("papers", body.papers), body.k,
-                                        negatives=papers("negatives", body.negatives),
+        hits = engine.similar_to_papers(papers_in("papers", list(body.papers)), body.k,
+                                        negatives=papers_in("negatives", list(body.negatives)),
                                         filters=filters, diverse=body.diverse,
                                         method=body.method, min_score=body.min_score)
         query_id = ",".join(paper.id for paper in body.papers)

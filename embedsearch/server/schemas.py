@@ -24,6 +24,8 @@ __all__ = [
     "DigestOut",
     "DigestSectionOut",
     "ErrorOut",
+    "ExportIn",
+    "ExportPaperIn",
     "FiltersOut",
     "HealthOut",
     "HitOut",
@@ -310,6 +312,24 @@ class SimilarPapersIn(BaseModel):
     method: Method = "clusters"
     #: Only hits at least this alike (their score: the cosine to the nearest example).
     min_score: Annotated[float, Field(ge=-1, le=1)] | None = None
+
+
+class ExportPaperIn(ExampleIn):
+    """A paper to export: a record as for POST /similar, or a hit or paper as this API
+    returned it (`rank`, `score` and the other fields it does not read are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    title_derived: bool = False
+
+
+class ExportIn(BaseModel):
+    """Papers to write as a file in `format` (`embedsearch search --format`'s)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["bibtex", "ris", "csl-json", "csv", "jsonl"]
+    papers: Annotated[list[ExportPaperIn], Field(min_length=1, max_length=LIMITS.examples)]
 
 
 class BibliographyIn(BaseModel):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,35 +206,58 @@ def test_default_index_is_built_on_first_use(cli: Cli, tmp_path: Path,
     assert "Building" not in again.err and again.json_lines()[0]["id"] == "iclr2025:1"
 
 
+def bench_tables(tmp_path: Path, *args: str) -> dict[str, dict[str, Any]]:
+    """`embedsearch bench --quick ARGS` run on the dev data: its tables by first word."""
+    out = tmp_path / "bench.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-m", "embedsearch.cli", "bench", "--quick",
+                             "--data", str(DEV_DATA), "--json", str(out), *args],
+                            capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stderr[-2000:]
+    tables = json.loads(out.read_text())
+    named: dict[str, dict[str, Any]] = {}
+    for table in tables:  # two "Encoding" tables: the backends, then the pipeline
+        named.setdefault(table["title"].split()[0], table)
+    return named
+
+
 @needs_dev_data
 @pytest.mark.data
 @pytest.mark.slow
 def test_bench_quick_runs(tmp_path: Path) -> None:
-    # A smoke test of the benchmark's quick mode: every section runs and prints its table.
-    out = tmp_path / "bench.json"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-m", "embedsearch.cli", "bench", "--quick",
-                             "--data", str(DEV_DATA), "--json", str(out)],
-                            capture_output=True, text=True, env=env, timeout=900)
-    assert result.returncode == 0, result.stderr[-2000:]
-    tables = json.loads(out.read_text())
-    assert [t["title"].split()[0] for t in tables] == ["Encoding", "Encoding", "Updating",
-                                                       "Warm", "Index", "Cold", "First",
-                                                       "Writing", "An", "Recommendations",
-                                                       "Digests"]
-    encoding = {row["pipeline"]: row for row in tables[0]["rows"]}
+    # A smoke test of the benchmark: the sections whose code only it runs, at sizes that
+    # keep the default suite short; the study below runs every section at --quick's.
+    tables = bench_tables(tmp_path, "--sections", "encoding,scale,writes,recommendations,"
+                          "digests", "--backends", "torch", "--papers", "16",
+                          "--write-sizes", "300", "--write-runs", "1")
+    assert list(tables) == ["Encoding", "Index", "Writing", "An", "Recommendations",
+                            "Digests"]
+    assert all(row["mean cos"] >= 0.99 for row in tables["Encoding"]["rows"])
+    writes = {row["operation"]: row for row in tables["Writing"]["rows"]}
+    assert writes["add 10"]["MB written"] < 5  # a segment, not the index
+    methods = {row["method"] for row in tables["Recommendations"]["rows"]}
+    assert methods == {"clusters", "mean", "classifier", "nearest"}
+    digests = tables["Digests"]["rows"]
+    assert len(digests) == 6 and all(0 < row["digest s"] < 5 for row in digests)
+    grown = {row["measure"]: row for row in tables["An"]["rows"]}
+    assert grown["segments"]["grown"] > 1 and grown["hybrid query p50 ms"]["grown"] > 0
+
+
+@needs_dev_data
+@pytest.mark.data
+@pytest.mark.study
+def test_bench_quick_runs_every_section(tmp_path: Path) -> None:
+    tables = bench_tables(tmp_path)
+    assert list(tables) == ["Encoding", "Updating", "Warm", "Index", "Cold", "First",
+                            "Writing", "An", "Recommendations", "Digests"]
+    encoding = {row["pipeline"]: row for row in tables["Encoding"]["rows"]}
     assert any(name.endswith("(auto)") for name in encoding)
     assert all(row["mean cos"] >= 0.99 for row in encoding.values())
-    plain, first, again = tables[6]["rows"]
+    plain, first, again = tables["First"]["rows"]
     assert first["x plain (median of pairs)"] > 0 and again["median s"] < first["median s"]
-    writes = {(row["operation"], str(row["index papers"])): row for row in tables[7]["rows"]}
-    methods = {row["method"] for row in tables[9]["rows"]}
-    assert methods == {"clusters", "mean", "classifier", "nearest"}
-    digests = tables[10]["rows"]
-    assert len(digests) == 6 and all(0 < row["digest s"] < 5 for row in digests)
-    assert writes[("add 10", "1200")]["MB written"] < 5  # a segment, not the index
-    grown = {row["measure"]: row for row in tables[8]["rows"]}
-    assert grown["segments"]["grown"] > 1 and grown["hybrid query p50 ms"]["grown"] > 0
+    writes = {(row["operation"], str(row["index papers"])): row
+              for row in tables["Writing"]["rows"]}
+    assert writes[("add 10", "1200")]["MB written"] < 5
 
 
 def test_no_command_prints_the_overview(capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,13 +41,15 @@
     return token ? send(token) : response;
   }
 
-  async function api(path, params, body) {
-    // GET with query parameters, or POST `body` as JSON.
+  async function api(path, params, body, answer = "json") {
+    // GET with query parameters, or POST `body` as JSON; the answer as JSON, or as text
+    // (`answer` "text": a file POST /export wrote). Errors are JSON either way.
     const url = params ? `${path}?${params}` : path;
-    const headers = { Accept: "application/json" };
+    const headers = { Accept: answer === "json" ? "application/json" : "*/*" };
     const options = body === undefined ? { headers } : { method: "POST", body: JSON.stringify(body),
       headers: { ...headers, "Content-Type": "application/json" } };
     const response = await authorizedFetch(url, options);
+    if (response.ok && answer === "text") return response.text();
     const data = await response.json().catch(() => ({}));
     if (!response.ok) {
       throw Object.assign(new Error(data.detail || `${response.status} ${response.statusText}`),

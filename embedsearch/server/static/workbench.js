@@ -141,8 +141,7 @@
     status(lib.saveError() || `${papers.length} starred papers in “${lib.currentName()}”`,
       Boolean(lib.saveError()));
     show(el("h1", { class: "page-title" }, "Library"), listControls(),
-      ES.exporter.toolbar(async () => (await fetchPapers(ids)).map((p, i) => p || papers[i]),
-        lib.currentName()),
+      ES.exporter.toolbar(async () => papers, lib.currentName()),
       papers.length ? ES.resultList(papers, null, { label: "Starred papers" })
         : el("p", { class: "empty" }, "No papers here yet: star papers (☆) in the results " +
           "or on a paper's page, or import a file of ids or your bibliography (.bib, .ris)."),

@@ -1,49 +1,34 @@
-"""Taking results away: hits or papers as BibTeX, RIS, CSL-JSON, CSV or JSON lines.
+"""Hits or papers as BibTeX, written by bibtexparser 2's writer.
 
-The same writers serve `--format` on the command line and Python callers:
-`to_bibtex(engine.search("diffusion"))` gives a .bib file's text, `export(hits, "ris")`
-any format's. BibTeX, CSV and JSON lines are written here; RIS and CSL-JSON, what
-reference managers exchange, by `export_ris` and `export_csl`.
-
-BibTeX is written by bibtexparser 2's writer: each paper under its entry type (@book,
-@phdthesis, ...; guessed from the venue only when the source did not say) with every
-standard field it keeps (publisher, editor, pages, ... `Paper.bib_fields`), each value
-LaTeX-encoded by pylatexenc (what bibtexparser's own encoding middleware uses) so that
-`&`, `%` and braces neither break the file nor the LaTeX run that cites it. Text is
-Unicode in every field by default (biber, and LaTeX since 2018, read UTF-8); `latex=True`
-spells every character that has a LaTeX escape in it, in every field, for classic
-BibTeX. Our reader reads either back as the same papers. The citation key is
-the paper id when the id is a valid key (so re-reading the file gives back the same
-ids), else the id made safe plus a short hash of it: the same paper always gets the
-same key, and two ids never share one.
+Each paper under its entry type (@book, @phdthesis, ...; guessed from the venue only when
+the source did not say) with every standard field it keeps (publisher, editor, pages, ...
+`Paper.bib_fields`), each value LaTeX-encoded by pylatexenc (what bibtexparser's own
+encoding middleware uses) so that `&`, `%` and braces neither break the file nor the
+LaTeX run that cites it. Text is Unicode in every field by default (biber, and LaTeX
+since 2018, read UTF-8); `latex=True` spells every character that has a LaTeX escape in
+it, in every field, for classic BibTeX. Our reader reads either back as the same papers.
+The citation key is the paper id when the id is a valid key (so re-reading the file
+gives back the same ids), else the id made safe plus a short hash of it: the same paper
+always gets the same key, and two ids never share one.
 """
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
-import json
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from .bibentry import NAME_FIELDS, guessed_type
-from .errors import DependencyError, QueryError
-from .export_common import citation_key, papers_of
-from .papers import Paper
-from .readers.latex import latex_to_text
-from .results import HIT_COLUMNS, Hit, hit_record
+from ..bibentry import NAME_FIELDS, guessed_type
+from ..errors import DependencyError
+from ..papers import Paper
+from ..readers.latex import latex_to_text
+from ..results import Hit
+from .common import citation_key, papers_of
 
-__all__ = ["FORMATS", "citation_key", "export", "papers_of", "to_bibtex", "to_csv",
-           "to_jsonl", "write"]
+__all__ = ["to_bibtex"]
 
-#: The formats `write` and `--format` know.
-FORMATS = ("bibtex", "ris", "csl-json", "csv", "jsonl")
-#: Columns a batch or similar-paper result adds after the hit's own.
-EXTRA_COLUMNS = ("query_index", "query", "query_id")
-_PAPER_COLUMNS = tuple(column for column in HIT_COLUMNS if column in Paper.__dataclass_fields__)
 # Words with a capital after their first letter (LoRA, GPT-4, ImageNet) are braced so
 # that BibTeX styles which lower-case titles leave them as written.
 _KEEP_CASE = re.compile(r"(?<![\w{\\])([A-Za-z0-9]+[A-Z][\w-]*)")
@@ -52,6 +37,10 @@ _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 #: Entry types whose venue is the book they are in (booktitle), not a journal.
 _IN_BOOK = ("inproceedings", "incollection", "inbook", "proceedings")
+#: Entry types whose venue is how they were published: biblatex has no journal for them.
+_HOW_PUBLISHED = ("misc", "booklet", "unpublished")
+#: Entry types biblatex requires an author for, among those guessed from a venue.
+_NEEDS_AUTHOR = ("article", "inproceedings")
 #: Fields where "--" is a range (BibTeX's en dash), not two hyphens typed.
 _RANGES = ("pages",)
 # LaTeX's special characters, and < > (which OT1 fonts print as ¡ ¿).
@@ -190,14 +179,33 @@ def _kept(paper: Paper, encode: _Latex) -> list[Any]:
     return fields
 
 
+def _entry_type(paper: Paper) -> str:
+    """The paper's own entry type; else a guess from its venue, but never one biblatex
+    requires an author for (article, inproceedings) when the paper has none: a conference
+    abstract without its authors is a valid @misc, an @inproceedings is not."""
+    kind = guessed_type(paper.entry_type, paper.venue)
+    if not paper.entry_type and not paper.authors and kind in _NEEDS_AUTHOR:
+        return "misc"
+    return kind
+
+
+def _venue_field(kind: str, kept: Mapping[str, str]) -> str:
+    """Where the venue is written, among the fields the reader takes it from: booktitle
+    for a part of a book or proceedings, howpublished for what biblatex gives no journal
+    (misc, booklet, unpublished), journal otherwise, and journal wherever the paper keeps
+    that other field of its own."""
+    if kind in _IN_BOOK and "booktitle" not in kept:
+        return "booktitle"
+    if kind in _HOW_PUBLISHED and "howpublished" not in kept:
+        return "howpublished"
+    return "journal"
+
+
 def _entry(paper: Paper, encode: _Latex) -> Any:
     from bibtexparser import model
 
-    kind = guessed_type(paper.entry_type, paper.venue)
-    kept = dict(paper.bib_fields)
-    # The venue goes where the reader takes it from (journal, then booktitle): under
-    # journal when the paper also keeps a booktitle of its own.
-    venue = "journal" if "booktitle" in kept or kind not in _IN_BOOK else "booktitle"
+    kind = _entry_type(paper)
+    venue = _venue_field(kind, dict(paper.bib_fields))
     values: list[tuple[str, str]] = [
         ("title", _title(encode(paper.title))),
         ("author", _names(paper.authors, encode)),
@@ -232,76 +240,3 @@ def to_bibtex(items: Iterable[Hit | Paper], *, latex: bool = False) -> str:
     for paper in papers_of(items):
         library.add(_entry(paper, encode))
     return write_string(library)
-
-
-def _cell(value: Any) -> Any:
-    if isinstance(value, Mapping):  # bib_fields: "publisher: MIT Press; pages: 1--9"
-        return "; ".join(f"{name}: {text}" for name, text in value.items())
-    if isinstance(value, (list, tuple)):
-        return "; ".join(_named(item) for item in value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else value
-
-
-def _named(item: Any) -> str:
-    """A list's item in a CSV cell: a reason (an example paper) by its title and id."""
-    if isinstance(item, Mapping) and "id" in item:
-        return f"{item.get('title') or ''} ({item['id']})".strip()
-    return str(item)
-
-
-def _records(items: Iterable[Hit | Paper | Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [hit_record(item) if isinstance(item, Hit) else
-            item.to_dict() if isinstance(item, Paper) else dict(item) for item in items]
-
-
-def to_csv(items: Iterable[Hit | Paper | Mapping[str, Any]], *, header: bool = True) -> str:
-    """CSV text with a header: the JSON hit's fields (`HIT_COLUMNS`, then query_index,
-    query or query_id where present), lists joined with "; ". Papers give the paper
-    columns only. `items` may also be JSON hit records (`hit_record`)."""
-    records = _records(items)
-    base = (HIT_COLUMNS if not records or any("rank" in record for record in records)
-            else _PAPER_COLUMNS)
-    columns = [*base, *(c for c in EXTRA_COLUMNS if any(c in record for record in records))]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    if header:
-        writer.writerow(columns)
-    for record in records:
-        writer.writerow([_cell(record.get(column)) for column in columns])
-    return buffer.getvalue()
-
-
-def to_jsonl(items: Iterable[Hit | Paper | Mapping[str, Any]]) -> str:
-    """One JSON object per line: the `--json` shape of each hit (or paper)."""
-    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in _records(items))
-
-
-def export(items: Iterable[Hit | Paper | Mapping[str, Any]], format: str, *,
-           latex: bool = False) -> str:
-    """`items` as a file's text in `format` (one of `FORMATS`): BibTeX, RIS and CSL-JSON
-    hold each paper once; CSV and JSON lines each hit (or paper, or JSON hit record).
-    `latex`: BibTeX in LaTeX escapes (see `to_bibtex`)."""
-    if format in ("bibtex", "ris", "csl-json"):  # bibliographies: papers, not hit records
-        papers = [item for item in items if not isinstance(item, Mapping)]
-        if format == "bibtex":
-            return to_bibtex(papers, latex=latex)
-        if format == "ris":
-            from .export_ris import to_ris
-
-            return to_ris(papers)
-        from .export_csl import to_csl_json
-
-        return to_csl_json(papers)
-    if format == "csv":
-        return to_csv(items)
-    if format == "jsonl":
-        return to_jsonl(items)
-    raise QueryError(f"format must be one of {', '.join(FORMATS)}, got '{format}'")
-
-
-def write(items: Sequence[Hit | Paper | Mapping[str, Any]], format: str, out: IO[str], *,
-          latex: bool = False) -> None:
-    """Write `items` to `out` in `format` (one of `FORMATS`, see `export`)."""
-    out.write(export(items, format, latex=latex))

@@ -1,4 +1,4 @@
-"""What every bibliography writer (`export`, `export_ris`, `export_csl`) shares: the
+"""What every bibliography writer (BibTeX, RIS, CSL-JSON) shares: the
 papers of hits, each once, and the citation key of a paper id."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-from .errors import QueryError
-from .papers import Paper
-from .results import Hit
+from ..errors import QueryError
+from ..papers import Paper
+from ..results import Hit
 
 __all__ = ["citation_key", "papers_of"]
 

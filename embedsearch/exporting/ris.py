@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .bibentry import family_given, guessed_type, month_number, ris_type
-from .errors import DependencyError
-from .export_common import papers_of
-from .papers import Paper
-from .results import Hit
+from ..bibentry import family_given, guessed_type, month_number, ris_type
+from ..errors import DependencyError
+from ..papers import Paper
+from ..results import Hit
+from .common import papers_of
 
 __all__ = ["to_ris"]
 

@@ -2,7 +2,7 @@
 Mendeley, pandoc's citeproc) read, and Zotero imports.
 
 Plain JSON as the CSL-JSON schema (csl-data.json, version 1.0) defines it: an array of
-items with `id` (the paper id) and `citation-key` (its BibTeX key, `export.citation_key`,
+items with `id` (the paper id) and `citation-key` (its BibTeX key, `common.citation_key`,
 so that pandoc and Better BibTeX cite it as the .bib export does), `type`
 (`bibentry.csl_type`: article-journal, paper-conference, chapter, book, thesis, report,
 manuscript, `article` for a preprint, `document` for any other), `title`, `author` and
@@ -19,10 +19,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .bibentry import csl_type, family_given, guessed_type, month_number
-from .export_common import citation_key, papers_of
-from .papers import Paper
-from .results import Hit
+from ..bibentry import csl_type, family_given, guessed_type, month_number
+from ..papers import Paper
+from ..results import Hit
+from .common import citation_key, papers_of
 
 __all__ = ["CSL_FIELDS", "csl_item", "to_csl_json"]
 
