@@ -80,8 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _log_to_stderr(quiet=args.quiet)
     try:
         status = args.run(args)
-    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:  # e.g. piped into `head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and exit's flush
+        return 0
     except KeyboardInterrupt:
         print("embedsearch: interrupted; no index was changed", file=sys.stderr)
         return 130

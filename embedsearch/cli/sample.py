@@ -14,11 +14,11 @@ from pathlib import Path
 from ..errors import InputError
 from .commands import say
 
-__all__ = ["add_commands", "sample"]
+__all__ = ["SUFFIXES", "add_commands", "sample"]
 
 Command = Callable[..., argparse.ArgumentParser]
-#: What each file extension is written as (`export.write`'s formats).
-_FORMATS = {".jsonl": "jsonl", ".csv": "csv", ".bib": "bibtex", ".ris": "ris"}
+#: The file extensions written (`exporting.EXPORT_FORMATS`' suffixes; a test holds them).
+SUFFIXES = (".jsonl", ".csv", ".bib", ".ris", ".json")
 _RANGE = re.compile(r"^\s*(\d+)?\s*-\s*(\d+)?\s*$|^\s*(\d+)\s*$")
 
 
@@ -27,7 +27,8 @@ def add_commands(command: Command) -> None:
     sampling = command("sample", "Write the bundled sample (38 ICLR 2025 papers) to a file.")
     sampling.add_argument("file", metavar="FILE",
                           help="where to write it, as its extension says: .jsonl (JSON "
-                               "lines), .csv, .bib or .ris; '-' for JSON lines on stdout")
+                               "lines), .csv, .bib, .ris or .json (CSL-JSON); '-' for JSON "
+                               "lines on stdout")
     sampling.add_argument("--papers", metavar="RANGE",
                           help="only papers in RANGE of their numbers, e.g. 1-30 or 31-38 "
                                "(default: all 38; the ids are iclr2025:NUMBER)")
@@ -51,7 +52,7 @@ def _chosen(text: str | None, count: int) -> range:
 
 def sample(args: argparse.Namespace) -> None:
     from ..bundled import sample_papers
-    from ..exporting import write
+    from ..exporting import EXPORT_FORMATS, write
 
     papers = sample_papers()
     chosen = [papers[number - 1] for number in _chosen(args.papers, len(papers))]
@@ -59,10 +60,11 @@ def sample(args: argparse.Namespace) -> None:
         write(chosen, "jsonl", sys.stdout)
         return
     path = Path(args.file)
-    shape = _FORMATS.get(path.suffix.lower())
+    shape = next((f.name for f in EXPORT_FORMATS.values() if f.suffix == path.suffix.lower()),
+                 None)
     if shape is None:
         raise InputError(f"cannot tell a format from '{path.suffix or path.name}': name the "
-                         f"file .jsonl, .csv, .bib or .ris", path=path)
+                         f"file {', '.join(SUFFIXES[:-1])} or {SUFFIXES[-1]}", path=path)
     if path.exists():
         raise InputError("exists already; remove it or choose another name", path=path)
     from ..fs import write_atomic

@@ -298,7 +298,7 @@ def read_papers(paths: Iterable[Source], format: str | None = None, *,
         ```python
         from embedsearch import read_papers
 
-        papers = read_papers(["papers.jsonl", "more.csv"])
+        papers = read_papers(["library.bib", "refs.bib"])
         print(len(papers), papers[0].id, papers[0].title)
         ```
     """

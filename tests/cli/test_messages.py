@@ -92,3 +92,17 @@ def test_serve_warns_when_the_network_can_read_without_a_token(seed_index: Path)
     assert "Serving" in guarded and "Warning" not in guarded
     local = _serve_says(seed_index)
     assert "Serving" in local and "Warning" not in local
+
+
+def test_output_piped_into_a_reader_that_stopped_ends_quietly(tmp_path: Path) -> None:
+    # `embedsearch sample - | head -1`: head exits after one line and every later write
+    # fails with EPIPE; a pipe whose reading end is already closed makes it certain.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "embedsearch.cli", "sample", "-"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)})
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == "", done.stderr

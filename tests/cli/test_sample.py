@@ -13,7 +13,15 @@ from embedsearch.readers import read_papers
 from tests.conftest import CliResult
 
 
-@pytest.mark.parametrize("name", ["papers.jsonl", "papers.csv", "papers.bib"])
+def test_every_export_suffix_is_offered() -> None:
+    from embedsearch.cli.sample import SUFFIXES
+    from embedsearch.exporting import EXPORT_FORMATS
+
+    assert sorted(SUFFIXES) == sorted(f.suffix for f in EXPORT_FORMATS.values())
+
+
+@pytest.mark.parametrize("name", ["papers.jsonl", "papers.csv", "papers.bib", "papers.ris",
+                                  "papers.json"])
 def test_the_sample_reads_back_with_its_ids(name: str, tmp_path: Path,
                                             cli: Callable[..., CliResult]) -> None:
     done = cli("sample", tmp_path / name)
@@ -35,7 +43,7 @@ def test_ranges_and_refusals(tmp_path: Path, cli: Callable[..., CliResult]) -> N
         refused = cli("sample", tmp_path / "x.jsonl", "--papers", bad)
         assert refused.code == 1 and said in refused.err, bad
     wrong = cli("sample", tmp_path / "x.txt")
-    assert wrong.code == 1 and "name the file .jsonl, .csv, .bib or .ris" in wrong.err
+    assert wrong.code == 1 and "name the file .jsonl, .csv, .bib, .ris or .json" in wrong.err
     assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.txt").exists()
 
 

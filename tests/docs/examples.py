@@ -1,15 +1,18 @@
 """The code blocks of README.md and docs/, and a reader who runs them in order.
 
-A page's ```bash and ```python blocks run top to bottom in one folder (the world of
-`world.py`), as a reader following the page would run them: bash blocks each in a fresh
-`bash -e`, python blocks in one interpreter per page, so that a later block sees the
-names an earlier one made. Two comments steer it, each on a line of its own:
+A page's ```bash and ```python blocks run top to bottom in one folder, the reader's, as
+a reader following the page would run them: bash blocks each in a fresh `bash -e`,
+python blocks in one interpreter per page, so that a later block sees the names an
+earlier one made. The folder holds what the README's quick start left (the bundled
+index), and nothing else: a page that needs files makes them in its own blocks. Three
+comments steer it, each on a line of its own:
 
 - `<!-- not run: REASON -->` right before a block: it is not run, and REASON says why
   (a GPU, a Milvus server, a Ray cluster, an install). The tests count these.
-- `<!-- examples start with: PATH ... -->` anywhere on a page: an index of
-  `papers.jsonl` is at each PATH before the first block runs, for pages that assume
-  the reader built one already.
+- `<!-- examples start after: the tutorial -->`: the folder is what the tutorial left
+  (its `indexes/mine` and files), for pages that say they build on it.
+- `<!-- examples need: your Zotero library -->`: a Zotero library is where Zotero keeps
+  it (`~/Zotero`), for the pages about reading one (`world.make_zotero_library`).
 
 A block that runs `embedsearch serve` gets the server started in the background on a
 free port (curl's requests to 127.0.0.1:8000 later in the block go to the newest one),
@@ -34,8 +37,8 @@ from pathlib import Path
 
 from tests.conftest import free_port
 
-__all__ = ["Block", "PageRunner", "blocks", "docstring_blocks", "documentation_pages",
-           "given_indexes"]
+__all__ = ["Block", "PageRunner", "Start", "blocks", "docstring_blocks", "documentation_pages",
+           "start"]
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_LANGUAGES = {"bash": "bash", "sh": "bash", "shell": "bash", "python": "python",
@@ -43,7 +46,8 @@ RUN_LANGUAGES = {"bash": "bash", "sh": "bash", "shell": "bash", "python": "pytho
 _FENCE = re.compile(r"^(?P<indent> *)```(?P<language>[\w-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)```",
                     re.M | re.S)
 _NOT_RUN = re.compile(r"^\s*<!--\s*not run:(?P<reason>.*?)-->\s*$")
-_GIVEN = re.compile(r"^<!--\s*examples start with:(?P<paths>.*?)-->\s*$", re.M)
+_AFTER = re.compile(r"^<!--\s*examples start after:\s*the tutorial\s*-->\s*$", re.M)
+_ZOTERO = re.compile(r"^<!--\s*examples need:\s*your Zotero library\s*-->\s*$", re.M)
 BLOCK_TIMEOUT_S = 300
 
 
@@ -108,10 +112,19 @@ def docstring_blocks() -> list[Block]:
     return found
 
 
-def given_indexes(page: Path) -> list[str]:
-    """The index paths the page's examples take as built already."""
-    return [path for match in _GIVEN.finditer(page.read_text(encoding="utf-8"))
-            for path in match["paths"].split()]
+@dataclass(frozen=True)
+class Start:
+    """Where a page's examples start: after the tutorial or the quick start, with or
+    without the reader's Zotero library."""
+
+    after_tutorial: bool
+    zotero: bool
+
+
+def start(page: Path) -> Start:
+    """What the page says its examples start from (its comments, above)."""
+    text = page.read_text(encoding="utf-8")
+    return Start(bool(_AFTER.search(text)), bool(_ZOTERO.search(text)))
 
 
 # Bash: `embedsearch serve` in the background on $DOCS_PORT until the block ends, and

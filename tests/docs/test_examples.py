@@ -1,5 +1,6 @@
-"""Every shell and Python block in README.md and docs/ runs on the world of `world.py`,
-or says why it cannot run here; a renamed option or function fails here, not on a page."""
+"""Every shell and Python block in README.md and docs/ runs in the reader's folder, as
+the quick start (or the tutorial) left it, or says why it cannot run here; a renamed
+option or function fails here, not on a page."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from embedsearch import SearchEngine
-
 from .examples import (
     REPO,
     RUN_LANGUAGES,
@@ -19,18 +18,16 @@ from .examples import (
     blocks,
     docstring_blocks,
     documentation_pages,
-    given_indexes,
+    start,
 )
-from .world import make_world
+from .world import make_zotero_library
 
 #: Fences that are not code to run: output, diagrams, file layouts, data.
 NOT_CODE = {"", "text", "json", "yaml", "toml", "csv", "bibtex"}
-#: Pages that run in the reader's own world (what the quick start leaves), not in the
-#: world of `world.py`: `test_the_tutorial_follows_the_quick_start` runs them.
-READERS_WORLD = (REPO / "docs" / "tutorial.md",)
+#: Run by the `after_tutorial` fixture, after the quick start, as a reader runs it.
+TUTORIAL = REPO / "docs" / "tutorial.md"
 PAGES = [page for page in documentation_pages()
-         if any(block.not_run is None for block in blocks(page))
-         and page not in READERS_WORLD]
+         if any(block.not_run is None for block in blocks(page)) and page != TUTORIAL]
 #: An id argument of the commands and calls that take paper ids.
 _ID_ARGUMENTS = re.compile(
     r"embedsearch\s+(?:show|similar|remove)\s+((?:[^\s-][^\s]*\s+)*)"
@@ -38,12 +35,13 @@ _ID_ARGUMENTS = re.compile(
     r"|\.(?:similar|get|remove)\(\s*\[?\s*[\"']([^\"']+)[\"']")
 
 
-@pytest.fixture(scope="session")
-def world_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The index a page that starts with one finds: papers.jsonl of the world, built once."""
-    world = make_world(tmp_path_factory.mktemp("docs-world"))
-    SearchEngine.build_from_files(world / "indexes" / "mine", [world / "papers.jsonl"]).close()
-    return world / "indexes" / "mine"
+def quick_start_search() -> str:
+    """The quick start's search command, as README.md gives it."""
+    readme = blocks(REPO / "README.md")
+    lines = [line.split("#")[0].strip() for block in readme for line in block.code.splitlines()
+             if line.strip().startswith("embedsearch search")]
+    assert lines, "README's quick start searches the bundled sample"
+    return lines[0]
 
 
 def _run_all(examples: list[Block], world: Path) -> int:
@@ -60,58 +58,74 @@ def _run_all(examples: list[Block], world: Path) -> int:
     return ran
 
 
+@pytest.fixture(scope="session")
+def quick_start(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reader's folder after the README's quick start: an empty folder (and home),
+    then its first search, which builds the bundled index."""
+    world = tmp_path_factory.mktemp("quick-start")
+    (world / "home").mkdir()
+    _run_all([Block(REPO / "README.md", 0, "bash", quick_start_search(), None)], world)
+    return world
+
+
+@pytest.fixture(scope="session")
+def after_tutorial(quick_start: Path, tmp_path_factory: pytest.TempPathFactory
+                   ) -> tuple[Path, int]:
+    """The reader's folder after the quick start and then every tutorial block; how
+    many blocks ran."""
+    world = tmp_path_factory.mktemp("tutorial") / "reader"
+    shutil.copytree(quick_start, world)
+    return world, _run_all(blocks(TUTORIAL), world)
+
+
+def readers_folder(page: Path, into: Path, quick_start: Path,
+                   after_tutorial: tuple[Path, int]) -> Path:
+    """A copy of the folder the page's examples start from, at `into`."""
+    begins = start(page)
+    shutil.copytree(after_tutorial[0] if begins.after_tutorial else quick_start, into)
+    if begins.zotero:
+        make_zotero_library(into / "home" / "Zotero")
+    return into
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
-def test_page_examples_run(page: Path, tmp_path: Path, world_index: Path) -> None:
-    world = make_world(tmp_path / "world")
-    for path in given_indexes(page):
-        shutil.copytree(world_index, world / path)
+def test_page_examples_run(page: Path, tmp_path: Path, quick_start: Path,
+                           after_tutorial: tuple[Path, int]) -> None:
+    world = readers_folder(page, tmp_path / "reader", quick_start, after_tutorial)
     ran = _run_all(blocks(page), world)
     assert ran == sum(block.not_run is None for block in blocks(page))
 
 
-def test_docstring_examples_run(tmp_path: Path, world_index: Path) -> None:
+def test_docstring_examples_run(tmp_path: Path, after_tutorial: tuple[Path, int]) -> None:
     # The Python reference shows these; they run with indexes/mine built, as a reader
-    # of the tutorial has it.
+    # of the tutorial has it, and ZoteroLibrary's reads the reader's Zotero library.
     examples = docstring_blocks()
     assert len(examples) >= 3, "SearchEngine, Filters.parse and read_papers show examples"
-    world = make_world(tmp_path / "world")
-    shutil.copytree(world_index, world / "indexes" / "mine")
+    world = tmp_path / "reader"
+    shutil.copytree(after_tutorial[0], world)
+    make_zotero_library(world / "home" / "Zotero")
     assert _run_all(examples, world) == len(examples)
 
 
-def quick_start_search() -> str:
-    """The quick start's search command, as README.md gives it."""
-    readme = blocks(REPO / "README.md")
-    lines = [line.split("#")[0].strip() for block in readme for line in block.code.splitlines()
-             if line.strip().startswith("embedsearch search")]
-    assert lines, "README's quick start searches the bundled sample"
-    return lines[0]
-
-
-def test_the_tutorial_follows_the_quick_start(tmp_path: Path) -> None:
+def test_the_tutorial_follows_the_quick_start(quick_start: Path,
+                                              after_tutorial: tuple[Path, int]) -> None:
     # The reader's world: an empty folder, the quick start's search, then the tutorial.
-    world = tmp_path / "reader"
-    (world / "home").mkdir(parents=True)
-    runner = PageRunner(world)
-    try:
-        runner.run(Block(REPO / "README.md", 0, "bash", quick_start_search(), None))
-        assert sorted(path.name for path in world.iterdir()) == ["home", "indexes"]
-        ran = 0
-        for block in blocks(READERS_WORLD[0]):
-            if block.not_run is None:
-                runner.run(block)
-                ran += 1
-    finally:
-        runner.close()
-    assert ran >= 10
+    assert sorted(path.name for path in quick_start.iterdir()) == ["home", "indexes"]
+    assert after_tutorial[1] >= 10
+    assert (after_tutorial[0] / "indexes" / "mine").is_dir()
+
+
+def test_pages_that_start_after_the_tutorial_say_so() -> None:
+    # A reader who lands on such a page learns where its index and files come from.
+    silent = [str(page.relative_to(REPO)) for page in documentation_pages()
+              if start(page).after_tutorial and "tutorial.md" not in page.read_text("utf-8")]
+    assert not silent, f"pages that start after the tutorial without a link to it: {silent}"
 
 
 def test_every_example_id_is_in_the_readers_index() -> None:
     from embedsearch.bundled import sample_papers
 
-    from .world import world_papers
-
-    known = {paper.id for paper in sample_papers()} | {r["id"] for r in world_papers()}
+    known = {paper.id for paper in sample_papers()}
     named = []
     for page in documentation_pages():
         for block in blocks(page):

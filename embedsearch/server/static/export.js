@@ -69,7 +69,7 @@
   // the files.
   function toolbar(getPapers, name) {
     const note = el("span", { class: "export-note", role: "status" });
-    const select = el("select", { class: "export-format", "aria-label": "Export format" },
+    const select = el("select", { class: "export-format" },
       ...FORMATS.map((f) => el("option", { value: f.name }, f.label)));
     const chosen = () => FORMATS.find((f) => f.name === select.value);
     const run = (action) => async () => {
@@ -85,7 +85,7 @@
     };
     const stem = fileStem(name);
     return el("div", { class: "export", role: "group", "aria-label": "Export these papers" },
-      select,
+      el("label", {}, "Export as", select),
       el("button", { type: "button", class: "export-copy", onclick: run(async (text, f, n) => {
         await copy(text);
         return `Copied ${n} ${n === 1 ? "paper" : "papers"} as ${f.label}.`;
