@@ -26,6 +26,7 @@ __all__ = [
     "guessed_type",
     "month_name",
     "month_number",
+    "people",
     "ris_type",
 ]
 
@@ -100,6 +101,12 @@ def guessed_type(entry_type: str, venue: str) -> str:
     if entry_type:
         return entry_type
     return "misc" if not venue else "article" if _JOURNAL.search(venue) else "inproceedings"
+
+
+def people(value: str) -> list[str]:
+    """The names of a kept list of people (`NAME_FIELDS`), held as "First Last and First
+    Last" as the readers join them."""
+    return [name for name in value.split(" and ") if name.strip()]
 
 
 def ris_type(kind: str) -> str:

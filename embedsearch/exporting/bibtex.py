@@ -20,7 +20,7 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..bibentry import NAME_FIELDS, guessed_type
+from ..bibentry import NAME_FIELDS, guessed_type, people
 from ..errors import DependencyError
 from ..papers import Paper
 from ..readers.latex import latex_to_text
@@ -171,7 +171,7 @@ def _kept(paper: Paper, encode: _Latex) -> list[Any]:
     fields = []
     for name, value in paper.bib_fields:
         if name in NAME_FIELDS:
-            fields.append(model.Field(name, _names(value.split(" and "), encode)))
+            fields.append(model.Field(name, _names(people(value), encode)))
         elif name == "month" and value.lower() in _MONTHS:
             fields.append(model.Field(name, value.lower(), enclosing="no-enclosing"))
         else:

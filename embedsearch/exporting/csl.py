@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..bibentry import csl_type, family_given, guessed_type, month_number
+from ..bibentry import csl_type, family_given, guessed_type, month_number, people
 from ..papers import Paper
 from ..results import Hit
 from .common import citation_key, papers_of
@@ -56,7 +56,7 @@ def csl_item(paper: Paper) -> dict[str, Any]:
     if paper.authors:
         item["author"] = [_person(name) for name in paper.authors]
     if "editor" in kept:
-        item["editor"] = [_person(name) for name in kept["editor"].split(" and ")]
+        item["editor"] = [_person(name) for name in people(kept["editor"])]
     if paper.year:
         month = month_number(kept.get("month", ""))
         item["issued"] = {"date-parts": [[paper.year, month] if month else [paper.year]]}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..bibentry import family_given, guessed_type, month_number, ris_type
+from ..bibentry import family_given, guessed_type, month_number, people, ris_type
 from ..errors import DependencyError
 from ..papers import Paper
 from ..results import Hit
@@ -58,7 +58,7 @@ def ris_entry(paper: Paper) -> dict[str, Any]:
     if paper.authors:
         entry["authors"] = [_person(name) for name in paper.authors]
     if "editor" in kept:
-        entry["secondary_authors"] = [_person(name) for name in kept["editor"].split(" and ")]
+        entry["secondary_authors"] = [_person(name) for name in people(kept["editor"])]
     if paper.year:
         month = month_number(kept.get("month", ""))
         entry["year"] = str(paper.year)

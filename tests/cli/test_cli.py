@@ -227,11 +227,10 @@ def bench_tables(tmp_path: Path, *args: str) -> dict[str, dict[str, Any]]:
 def test_bench_quick_runs(tmp_path: Path) -> None:
     # A smoke test of the benchmark: the sections whose code only it runs, at sizes that
     # keep the default suite short; the study below runs every section at --quick's.
-    tables = bench_tables(tmp_path, "--sections", "encoding,scale,writes,recommendations,"
-                          "digests", "--backends", "torch", "--papers", "16",
-                          "--write-sizes", "300", "--write-runs", "1")
-    assert list(tables) == ["Encoding", "Index", "Writing", "An", "Recommendations",
-                            "Digests"]
+    tables = bench_tables(tmp_path, "--sections", "encoding,writes,recommendations,digests",
+                          "--backends", "torch", "--papers", "16", "--write-sizes", "300",
+                          "--write-runs", "1")
+    assert list(tables) == ["Encoding", "Writing", "An", "Recommendations", "Digests"]
     assert all(row["mean cos"] >= 0.99 for row in tables["Encoding"]["rows"])
     writes = {row["operation"]: row for row in tables["Writing"]["rows"]}
     assert writes["add 10"]["MB written"] < 5  # a segment, not the index
