@@ -51,7 +51,11 @@ class RerankedIndex(VectorIndex):
             raise InputError(f"--index-type ivfpq: its codebooks need at least {_MIN_TRAIN} "
                              f"papers to train, this corpus has {count}; use flat or hnsw")
         params = {**ivfpq_params(count, dim), **(overrides or {})}
-        factory = f"IVF{params['nlist']},PQ{params['m']}"
+        # "np": no polysemous training, which FAISS's factory does by default for PQ. It
+        # reorders codebooks so that Hamming distances between codes mean something, for
+        # polysemous search, which we never run: it only made training 6x slower (44 s
+        # against 7 s for 12,000 papers), the distances and hits are the same.
+        factory = f"IVF{params['nlist']},PQ{params['m']}np"
         index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
         faiss.extract_index_ivf(index).set_direct_map_type(faiss.DirectMap.Hashtable)
         return cls(dim, "ivfpq", {"factory": factory, **params}, index,
