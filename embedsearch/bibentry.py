@@ -1,7 +1,8 @@
 """What kind of publication a paper is, and the bibliographic fields it keeps.
 
 Every reader of a bibliographic format names a paper's kind by a BibTeX entry type
-(`ENTRY_TYPES`: biblatex's, RIS's TY and CSL's `type` mapped onto them, and back by
+(`ENTRY_TYPES`: biblatex's, RIS's TY, CSL's `type` and Zotero's item types mapped onto
+them, and back by
 `ris_type` and `csl_type` for the RIS and CSL-JSON exports) and keeps the
 standard fields our own record has no place for (`KEPT_FIELDS`: publisher, editor,
 volume, pages, ...) under their BibTeX names, as plain Unicode text. The BibTeX export
@@ -19,6 +20,7 @@ __all__ = [
     "KEPT_FIELDS",
     "NAME_FIELDS",
     "RIS_TYPES",
+    "ZOTERO_TYPES",
     "bib_fields",
     "csl_type",
     "entry_type",
@@ -26,6 +28,7 @@ __all__ = [
     "guessed_type",
     "month_name",
     "month_number",
+    "page_range",
     "people",
     "ris_type",
 ]
@@ -71,6 +74,18 @@ CSL_TYPES = {
     "entry-dictionary": "incollection",
 }
 
+#: Zotero's item types (its schema's names) as BibTeX entry types; any other is misc
+#: (a preprint, a web page, a dataset: `csl_type` makes one with an arXiv id a preprint).
+ZOTERO_TYPES = {
+    "journalArticle": "article", "magazineArticle": "article",
+    "newspaperArticle": "article", "conferencePaper": "inproceedings", "book": "book",
+    "bookSection": "incollection", "encyclopediaArticle": "incollection",
+    "dictionaryEntry": "incollection", "thesis": "phdthesis", "report": "techreport",
+    "manuscript": "unpublished",
+}
+# Two page numbers joined by a hyphen or an en dash.
+_PAGE_RANGE = re.compile(r"^\s*(\S+?)\s*[-\u2013]\s*(\S+)\s*$")
+
 
 #: A BibTeX entry type as a RIS type (what Zotero writes for its item types); a type RIS
 #: has no name for is GEN, its generic one. inbook and incollection are both chapters,
@@ -101,6 +116,12 @@ def guessed_type(entry_type: str, venue: str) -> str:
     if entry_type:
         return entry_type
     return "misc" if not venue else "article" if _JOURNAL.search(venue) else "inproceedings"
+
+
+def page_range(text: str) -> str:
+    """Pages as BibTeX writes a range ("12-20" and "12–20" as "12--20"); other text,
+    and a range written so already, as it is."""
+    return text if "--" in text else _PAGE_RANGE.sub(r"\1--\2", text)
 
 
 def people(value: str) -> list[str]:

@@ -9,7 +9,8 @@ when any field differs; one without an abstract matches a stored one that has on
 and is otherwise equal (its abstract came from its PDF), so a sync does not read every
 PDF again. Nothing unchanged is written, and a changed paper whose encoded text is
 the same (a new tag, a corrected year) keeps its stored vector: only new text is
-encoded.
+encoded. A stored paper written without an entry type and bibliographic fields (before
+the Zotero reader kept them) is not changed by those alone.
 """
 
 from __future__ import annotations
@@ -99,6 +100,11 @@ def same(incoming: Paper, stored: Paper) -> bool:
     if not incoming.abstract and stored.abstract:
         incoming = dataclasses.replace(incoming, abstract=stored.abstract,
                                        title_derived=stored.title_derived)
+    if not stored.entry_type and not stored.bib_fields:
+        # Written before the reader kept item types and bibliographic fields: those
+        # alone are no change, or the first sync after an upgrade would rewrite every
+        # paper (and a digest would list them all as new). They come with its next one.
+        incoming = dataclasses.replace(incoming, entry_type="", bib_fields=())
     return incoming == stored
 
 

@@ -16,11 +16,10 @@ never uses, so a file of ours is never mistaken for one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..bibentry import CSL_TYPES, bib_fields, month_name
+from ..bibentry import CSL_TYPES, bib_fields, month_name, page_range
 from ..identifiers import normalise_arxiv_id
 from .base import Located, Skipped, register_format
 from .foreign import (
@@ -43,7 +42,6 @@ CSL_KEPT = {"volume": "volume", "issue": "number", "page": "pages", "edition": "
             "ISSN": "issn", "genre": "type", "note": "note", "chapter-number": "chapter"}
 #: Who publishes a thesis or a report, in BibTeX's words.
 _PUBLISHER = {"phdthesis": "school", "mastersthesis": "school", "techreport": "institution"}
-_PAGE_RANGE = re.compile(r"^\s*(\S+?)\s*-\s*(\S+)\s*$")
 
 
 def _looks_like_csl(raw: Mapping[str, object]) -> bool:
@@ -120,7 +118,7 @@ def _kept(raw: Mapping[str, object], kind: str, where: Where) -> dict[str, str]:
     found = {field: _number_or_text(raw, name, where) for name, field in CSL_KEPT.items()}
     if kind == "techreport":
         found["number"] = found["number"] or _number_or_text(raw, "number", where)
-    found["pages"] = _PAGE_RANGE.sub(r"\1--\2", found["pages"])
+    found["pages"] = page_range(found["pages"])
     found[_PUBLISHER.get(kind, "publisher")] = optional_text(raw, "publisher", where)
     found["editor"] = " and ".join(_authors(raw.get("editor"), where))
     found["month"] = _month(raw.get("issued"))

@@ -121,3 +121,29 @@ def test_recommendations_from_a_collection(tmp_path: Path, seed_files: list[Path
     missing = cli("build", "--out", tmp_path / "y")
     assert missing.code != 0 and "--zotero" in missing.err
     writer.close()
+
+
+def test_a_sync_after_the_reader_kept_item_types_rewrites_nothing(
+        tmp_path: Path, seed_files: list[Path], cli: Callable[..., CliResult]) -> None:
+    # An index synced before the reader kept item types and bibliographic fields holds
+    # its papers without them: the first sync after an upgrade must not rewrite them all
+    # (a digest would list every one as new). A paper that changes gets them.
+    import dataclasses
+
+    from embedsearch.readers import ZoteroLibrary
+
+    writer, items = _library(tmp_path / "Zotero", seed_files)
+    papers = read_papers([ZoteroLibrary(writer.folder)])
+    assert {paper.entry_type for paper in papers} == {"inproceedings"}
+    old = [dataclasses.replace(paper, entry_type="", bib_fields=()) for paper in papers]
+    index = tmp_path / "index"
+    SearchEngine.build(index, old).close()
+    report = cli("sync", "--zotero", writer.folder, "--index", index, "--json", "-q")
+    assert report.json_lines()[0]["unchanged"] == 12
+    changed = list(items)[0]
+    writer.set_field(items[changed], "title", "A retitled paper about graphs")
+    report = cli("sync", "--zotero", writer.folder, "--index", index, "--json", "-q")
+    assert report.json_lines()[0]["updated"] == [changed]
+    shown = cli("show", changed, "--index", index, "--json", "-q").json_lines()[0]
+    assert shown["entry_type"] == "inproceedings"
+    writer.close()

@@ -82,6 +82,35 @@ def test_items_become_papers_with_their_fields(zotero: ZoteroWriter) -> None:
     assert len(papers) == 3
 
 
+def test_item_types_and_bibliographic_fields_travel_to_the_exports(
+        zotero: ZoteroWriter, tmp_path: Path) -> None:
+    from embedsearch import export
+
+    _, chapter = zotero.item(
+        "bookSection", fields={"title": "Graphs in chemistry", "abstractNote": ABSTRACT,
+                               "bookTitle": "Handbook of Molecules", "date": "2020",
+                               "pages": "12-20", "publisher": "MIT Press",
+                               "place": "Cambridge, MA", "ISBN": "978-0-262-03384-8"},
+        creators=[("Ada", "Lovelace")], editors=[("Grace", "Hopper")])
+    _, thesis = zotero.item(
+        "thesis", fields={"title": "Message passing", "abstractNote": ABSTRACT, "date": "2022",
+                          "thesisType": "Master's thesis", "university": "ETH Zurich"},
+        creators=[("Alan", "Turing")])
+    _, page = zotero.item("webpage", fields={"title": "A blog post", "abstractNote": ABSTRACT})
+    papers = {p.id: p for p in read_papers([ZoteroLibrary(zotero.folder)])}
+    book = papers[f"zotero:{chapter}"]
+    assert book.entry_type == "incollection" and dict(book.bib_fields) == {
+        "editor": "Grace Hopper", "pages": "12--20", "publisher": "MIT Press",
+        "address": "Cambridge, MA", "isbn": "978-0-262-03384-8"}
+    assert papers[f"zotero:{thesis}"].entry_type == "mastersthesis"
+    assert papers[f"zotero:{page}"].entry_type == "misc"
+    # What Zotero said comes back from a BibTeX file of the index's papers.
+    (tmp_path / "back.bib").write_text(export(list(papers.values()), "bibtex"), "utf-8")
+    back = {p.id: p for p in read_papers([tmp_path / "back.bib"])}
+    assert [(p.entry_type, p.bib_fields) for p in back.values()] == [
+        (p.entry_type, p.bib_fields) for p in papers.values()]
+
+
 def test_every_item_is_accounted_for(zotero: ZoteroWriter, tmp_path: Path) -> None:
     keys = _library(zotero)
     found = read_bibliography([ZoteroLibrary(zotero.folder)])

@@ -7,8 +7,11 @@ fields map as: `title` (or a case's, an act's name), `abstractNote`, the creator
 conference, book, website or repository title, university, institution), `DOI`
 (also from `extra`, where Zotero keeps it for types without the field), `url`, an
 arXiv id (from `archiveID`, `extra` or the URL), tags as keywords, and the collections
-the item is in. Its id is `zotero:KEY` (`zotero:groups/ID/KEY` in a group library),
-stable for the item's life and the same on every synced computer.
+the item is in. Its item type becomes a BibTeX entry type (`bibentry.ZOTERO_TYPES`), and
+the fields the exports write back are kept (`_KEPT`: volume, issue, pages, publisher,
+place, series, ISBN, ISSN, a thesis's or report's type; and the editors). Its id is
+`zotero:KEY` (`zotero:groups/ID/KEY` in a group library), stable for the item's life and
+the same on every synced computer.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...bibentry import ZOTERO_TYPES, bib_fields, page_range
 from ...errors import InputError
 from ...filters import COLLECTION_SEPARATOR, collection_names
 from ...identifiers import normalise_arxiv_id, normalise_doi
@@ -31,6 +35,11 @@ _TITLE_FIELDS = ("title", "caseName", "nameOfAct", "subject")
 _VENUE_FIELDS = ("publicationTitle", "proceedingsTitle", "conferenceName", "bookTitle",
                  "websiteTitle", "blogTitle", "forumTitle", "encyclopediaTitle",
                  "dictionaryTitle", "programTitle", "repository", "university", "institution")
+#: Zotero's fields (its schema's names) under the BibTeX names `bibentry` keeps.
+_KEPT = {"volume": "volume", "issue": "number", "reportNumber": "number", "pages": "pages",
+         "edition": "edition", "publisher": "publisher", "place": "address",
+         "series": "series", "ISBN": "isbn", "ISSN": "issn", "thesisType": "type",
+         "reportType": "type"}
 _SQL_DATE = re.compile(r"^(\d{4})-\d{2}-\d{2}")
 _ANY_YEAR = re.compile(r"(?<![0-9])([0-9]{4})(?![0-9])")
 _EXTRA_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z .-]*?)\s*:\s*(.+?)\s*$", re.MULTILINE)
@@ -77,6 +86,25 @@ def _name(first: str, last: str, mode: int) -> str:
 def _authors(row: Row) -> list[str]:
     authors = [_name(f, la, m) for f, la, m, role in row.creators if role == "author"]
     return authors or [_name(f, la, m) for f, la, m, _ in row.creators]
+
+
+def _entry_type(row: Row) -> str:
+    """The item's BibTeX entry type; a thesis whose type says master's is one."""
+    kind = ZOTERO_TYPES.get(row.item_type, "misc")
+    if kind == "phdthesis" and "master" in row.fields.get("thesisType", "").lower():
+        return "mastersthesis"
+    return kind
+
+
+def _kept(row: Row) -> dict[str, str]:
+    """The item's other bibliographic fields under their BibTeX names; editors as
+    "First Last and First Last", as the other readers keep them."""
+    found = {name: row.fields[field] for field, name in _KEPT.items() if row.fields.get(field)}
+    if "pages" in found:
+        found["pages"] = page_range(found["pages"])
+    found["editor"] = " and ".join(_name(f, la, m) for f, la, m, role in row.creators
+                                   if role == "editor")
+    return dict(bib_fields(found))
 
 
 def _extra(text: str) -> dict[str, str]:
@@ -156,6 +184,8 @@ def _record(row: Row, library: Library, paths: dict[int, str]) -> dict[str, obje
         "arxiv_id": arxiv,
         "keywords": list(dict.fromkeys(tag.strip() for tag in row.tags if tag.strip())),
         "collections": sorted({paths[c] for c in row.collections if c in paths}),
+        "entry_type": _entry_type(row),
+        "bib_fields": _kept(row),
     }
 
 
