@@ -225,21 +225,14 @@ def bench_tables(tmp_path: Path, *args: str) -> dict[str, dict[str, Any]]:
 @pytest.mark.data
 @pytest.mark.slow
 def test_bench_quick_runs(tmp_path: Path) -> None:
-    # A smoke test of the benchmark: the sections whose code only it runs, at sizes that
-    # keep the default suite short; the study below runs every section at --quick's.
-    tables = bench_tables(tmp_path, "--sections", "encoding,writes,recommendations,digests",
-                          "--backends", "torch", "--papers", "16", "--write-sizes", "300",
-                          "--write-runs", "1")
-    assert list(tables) == ["Encoding", "Writing", "An", "Recommendations", "Digests"]
-    assert all(row["mean cos"] >= 0.99 for row in tables["Encoding"]["rows"])
-    writes = {row["operation"]: row for row in tables["Writing"]["rows"]}
-    assert writes["add 10"]["MB written"] < 5  # a segment, not the index
+    # A smoke test of the benchmark: a few sections whose code only it runs, at sizes
+    # that keep the default suite short; the study below runs every section at --quick's.
+    tables = bench_tables(tmp_path, "--sections", "recommendations,digests")
+    assert list(tables) == ["Recommendations", "Digests"]
     methods = {row["method"] for row in tables["Recommendations"]["rows"]}
     assert methods == {"clusters", "mean", "classifier", "nearest"}
     digests = tables["Digests"]["rows"]
     assert len(digests) == 6 and all(0 < row["digest s"] < 5 for row in digests)
-    grown = {row["measure"]: row for row in tables["An"]["rows"]}
-    assert grown["segments"]["grown"] > 1 and grown["hybrid query p50 ms"]["grown"] > 0
 
 
 @needs_dev_data
@@ -256,7 +249,11 @@ def test_bench_quick_runs_every_section(tmp_path: Path) -> None:
     assert first["x plain (median of pairs)"] > 0 and again["median s"] < first["median s"]
     writes = {(row["operation"], str(row["index papers"])): row
               for row in tables["Writing"]["rows"]}
-    assert writes[("add 10", "1200")]["MB written"] < 5
+    assert writes[("add 10", "1200")]["MB written"] < 5  # a segment, not the index
+    grown = {row["measure"]: row for row in tables["An"]["rows"]}
+    assert grown["segments"]["grown"] > 1 and grown["hybrid query p50 ms"]["grown"] > 0
+    methods = {row["method"] for row in tables["Recommendations"]["rows"]}
+    assert methods == {"clusters", "mean", "classifier", "nearest"}
 
 
 def test_no_command_prints_the_overview(capsys: pytest.CaptureFixture[str]) -> None:
