@@ -18,14 +18,13 @@ from ..errors import QueryError
 from ..papers import Paper
 from ..results import Hit
 from .bibtex import to_bibtex
-from .common import citation_key, papers_of
+from .common import citation_key
 from .csl import to_csl_json
 from .ris import to_ris
-from .tabular import EXTRA_COLUMNS, to_csv, to_jsonl
+from .tabular import to_csv, to_jsonl
 
-__all__ = ["EXPORT_FORMATS", "EXTRA_COLUMNS", "FORMATS", "ExportFormat", "citation_key",
-           "export", "papers_of", "to_bibtex", "to_csl_json", "to_csv", "to_jsonl",
-           "to_ris", "write"]
+__all__ = ["EXPORT_FORMATS", "FORMATS", "ExportFormat", "citation_key", "export",
+           "to_bibtex", "to_csl_json", "to_csv", "to_jsonl", "to_ris", "write"]
 
 Items = Iterable[Hit | Paper | Mapping[str, Any]]
 
