@@ -13,6 +13,9 @@ comments steer it, each on a line of its own:
   (its `indexes/mine` and files), for pages that say they build on it.
 - `<!-- examples need: your Zotero library -->`: a Zotero library is where Zotero keeps
   it (`~/Zotero`), for the pages about reading one (`world.make_zotero_library`).
+- `<!-- examples need: the ray extra -->` (or another extra of `EXTRAS`): the page's
+  examples import what that extra installs; without it (the README's install brings
+  `.[dev]` only) the page is skipped, saying which extra it needs.
 
 A block that runs `embedsearch serve` gets the server started in the background on a
 free port (curl's requests to 127.0.0.1:8000 later in the block go to the newest one),
@@ -24,6 +27,7 @@ the same way: the Python reference shows them.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 import os
@@ -48,6 +52,9 @@ _FENCE = re.compile(r"^(?P<indent> *)```(?P<language>[\w-]*)[^\n]*\n(?P<code>.*?
 _NOT_RUN = re.compile(r"^\s*<!--\s*not run:(?P<reason>.*?)-->\s*$")
 _AFTER = re.compile(r"^<!--\s*examples start after:\s*the tutorial\s*-->\s*$", re.M)
 _ZOTERO = re.compile(r"^<!--\s*examples need:\s*your Zotero library\s*-->\s*$", re.M)
+_EXTRA = re.compile(r"^<!--\s*examples need:\s*the (?P<extra>[\w-]+) extra\s*-->\s*$", re.M)
+#: The optional extras a page may need, by the module that tells whether it is installed.
+EXTRAS = {"ray": "ray", "milvus": "pymilvus"}
 BLOCK_TIMEOUT_S = 300
 
 
@@ -115,16 +122,29 @@ def docstring_blocks() -> list[Block]:
 @dataclass(frozen=True)
 class Start:
     """Where a page's examples start: after the tutorial or the quick start, with or
-    without the reader's Zotero library."""
+    without the reader's Zotero library, and the optional extras they need."""
 
     after_tutorial: bool
     zotero: bool
+    extras: tuple[str, ...] = ()
+
+    def missing_extra(self) -> str | None:
+        """Why the page cannot run in this environment (an extra it needs is not
+        installed), or None."""
+        for extra in self.extras:
+            if extra not in EXTRAS:
+                raise ValueError(f"unknown extra {extra!r} in an 'examples need' comment; "
+                                 f"known: {', '.join(EXTRAS)}")
+            if importlib.util.find_spec(EXTRAS[extra]) is None:
+                return f"needs the {extra} extra: pip install -e '.[dev,{extra}]'"
+        return None
 
 
 def start(page: Path) -> Start:
     """What the page says its examples start from (its comments, above)."""
     text = page.read_text(encoding="utf-8")
-    return Start(bool(_AFTER.search(text)), bool(_ZOTERO.search(text)))
+    return Start(bool(_AFTER.search(text)), bool(_ZOTERO.search(text)),
+                 tuple(match["extra"] for match in _EXTRA.finditer(text)))
 
 
 # Bash: `embedsearch serve` in the background on $DOCS_PORT until the block ends, and

@@ -91,6 +91,9 @@ def readers_folder(page: Path, into: Path, quick_start: Path,
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
 def test_page_examples_run(page: Path, tmp_path: Path, quick_start: Path,
                            after_tutorial: tuple[Path, int]) -> None:
+    missing = start(page).missing_extra()
+    if missing:
+        pytest.skip(missing)
     world = readers_folder(page, tmp_path / "reader", quick_start, after_tutorial)
     ran = _run_all(blocks(page), world)
     assert ran == sum(block.not_run is None for block in blocks(page))
