@@ -94,11 +94,20 @@ def test_the_command_line_offers_every_registered_backend() -> None:
     assert set(BACKEND_CHOICES) == {*backend_names(), "auto"}
 
 
-def test_queries_and_batches_give_the_same_vectors(seed_texts: list[str]) -> None:
-    encoder = Encoder(cache=False)
+@pytest.mark.parametrize("backend", ["torch", *EXPORTED])
+def test_queries_and_batches_give_the_same_vectors(backend: str, seed_texts: list[str]) -> None:
+    # Each backend by name: `auto` picks by what this run measured before, so a test of
+    # it alone would check whichever backend earlier tests left chosen (onnx-int8 after
+    # a calibration, and that one failed here only in the full suite).
+    encoder = Encoder(backend=backend, cache=False)
     batch = encoder.encode_documents(seed_texts[:8])
     one_by_one = np.concatenate([encoder.encode_queries([text]) for text in seed_texts[:8]])
-    assert np.allclose(batch, one_by_one, atol=2e-3)  # padding changes bf16 rounding only
+    cosines = np.sum(batch * one_by_one, axis=1)
+    # Padding changes bf16 rounding only; onnx-int8 quantises each call's activations by
+    # their own range (dynamic), so a text alone and in a batch round apart (0.994 here).
+    assert cosines.min() >= MEAN_COSINE.get(backend, 0.9999)
+    if backend != "onnx-int8":
+        assert np.allclose(batch, one_by_one, atol=2e-3)
 
 
 def test_auto_picks_an_agreeing_backend_and_records_why() -> None:
