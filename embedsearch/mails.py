@@ -89,7 +89,8 @@ def _section(section: DigestSection, start: str, page_url: str) -> str:
     count = [count_text(section), ", ".join(watch.filters.describe())]
     if section.since and section.since != start:  # its own window: a later last digest
         count.append(f"since {day_in_words(section.since)}")
-    summary = _tag("p", "count", e("; ".join(part for part in count if part)))
+    said = "; ".join(part for part in count if part)
+    summary = _tag("p", "count", e(said[:1].upper() + said[1:]))  # "None of the 5 ..."
     if not section.hits:
         return heading + summary
     items = "".join(_item(hit, page_url) for hit in section.hits)
