@@ -4,15 +4,19 @@ A page holds a marker comment on a line of its own; `on_page_markdown` replaces 
 markdown generated from the object the marker names, so the reference cannot drift from
 the code:
 
-- `<!-- embedsearch:cli -->`: every command and option of `embedsearch`, from the
-  argparse parsers (`embedsearch.cli.parser.build_parser()`, and the parsers of `bench`
+- `<!-- embedsearch:cli -->`: every command, subcommand and option of `embedsearch`,
+  from the argparse parsers (`embedsearch.cli.parser.build_parser()`, and the parsers of `bench`
   and `eval`, which `embedsearch.cli` hands the rest of their command line to);
 - `<!-- embedsearch:http-api -->`: every endpoint, parameter and body of the HTTP API,
   from the FastAPI app's OpenAPI schema. The app is made over a stand-in engine: routes
   only call the engine when a request comes, so no index, model or FAISS is needed.
+  Then `/mcp`, which OpenAPI does not describe (the MCP SDK's app, not a FastAPI
+  route): its methods from the route `embedsearch.server.assistant` adds, its tools
+  and their arguments as `tools/list` gives them to a client.
 
 The generated headings sit under the page's one `#` heading: the CLI's commands at `###`
-below the page's `## Commands and options`, the HTTP API's `## Endpoints` and `## Schemas`
+below the page's `## Commands and options` (a command's subcommands, such as `watch
+add`, at `####` under it), the HTTP API's `## Endpoints` and `## Schemas`
 with an `###` per endpoint and schema. Material's table of contents shows only the
 children of a page's first `#` heading, so a second `#` would hide them all from it.
 """
@@ -115,8 +119,9 @@ def _arguments_table(parser: argparse.ArgumentParser) -> list[str]:
     return rows if len(rows) > 2 else []
 
 
-def _command_section(title: str, parser: argparse.ArgumentParser, summary: str) -> list[str]:
-    lines = [f"### `{title}`", ""]
+def _command_section(title: str, parser: argparse.ArgumentParser, summary: str,
+                     level: int) -> list[str]:
+    lines = [f"{'#' * level} `{title}`", ""]
     description = parser.description or summary
     if description:
         lines += [description.strip(), ""]
@@ -127,26 +132,41 @@ def _command_section(title: str, parser: argparse.ArgumentParser, summary: str) 
     return lines
 
 
+def _anchor(title: str) -> str:
+    """The id the toc extension gives the heading `title` (`embedsearch watch add`)."""
+    return "-".join(title.split())
+
+
+def _command_tree(title: str, parser: argparse.ArgumentParser, summary: str, level: int,
+                  own_parsers: dict[str, Callable[[], argparse.ArgumentParser]]
+                  ) -> list[str]:
+    """The section of the command `title`, then its subcommands', each a heading level
+    deeper (`watch`, then `watch add`, `watch list`, `watch remove`), however deep."""
+    lines = _command_section(title, parser, summary, level)
+    commands = _subcommands(parser)
+    if commands:
+        lines += ["| command | what it does |", "|---|---|"]
+        lines += [f"| [`{name}`](#{_anchor(f'{title} {name}')}) | {_cell(text)} |"
+                  for name, _, text in commands]
+        lines.append("")
+    # The root's commands stay at its level: each is a page section of its own.
+    deeper = level if title == "embedsearch" else level + 1
+    for name, sub, text in commands:
+        if name in own_parsers:  # its own parser reads the rest of the line
+            sub = own_parsers[name]()
+        lines += _command_tree(f"{title} {name}", sub, text, deeper, {})
+    return lines
+
+
 def cli_markdown() -> str:
-    """The reference of every command, generated from the parsers."""
+    """The reference of every command and subcommand, generated from the parsers."""
     from embedsearch import benchmark, evaluation
     from embedsearch.cli.parser import build_parser
 
     own_parsers: dict[str, Callable[[], argparse.ArgumentParser]] = {
         "bench": benchmark.parser, "eval": evaluation.parser}
     with _stable_environment():
-        root = build_parser()
-        lines = _command_section("embedsearch", root, "")
-        commands = _subcommands(root)
-        lines += ["| command | what it does |", "|---|---|"]
-        lines += [f"| [`{name}`](#embedsearch-{name}) | {_cell(summary)} |"
-                  for name, _, summary in commands]
-        lines.append("")
-        for name, sub, summary in commands:
-            if name in own_parsers:  # its own parser reads the rest of the line
-                sub = own_parsers[name]()
-            lines += _command_section(f"embedsearch {name}", sub, summary)
-    return "\n".join(lines)
+        return "\n".join(_command_tree("embedsearch", build_parser(), "", 3, own_parsers))
 
 
 # --- the HTTP API -----------------------------------------------------------------------
@@ -258,6 +278,54 @@ def _schema_section(name: str, schema: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _mcp_tools() -> tuple[str, list[str], list[Any]]:
+    """The path, methods and tools (as a client lists them) of the MCP endpoint
+    `embedsearch serve` mounts: a route of its own, which OpenAPI does not describe."""
+    import asyncio
+
+    from embedsearch.integrations.mcp import create_server
+    from embedsearch.server.assistant import assistant
+
+    # The stand-in engine again: the tools call it only when one is called.
+    routes = assistant(object()).routes  # type: ignore[arg-type]
+    if not routes:
+        raise RuntimeError("the /mcp reference is generated from the MCP tools: install "
+                           "the server extra, which brings the mcp package")
+    route = routes[0]
+    tools = asyncio.run(create_server(object(), local=False).list_tools())  # type: ignore[arg-type]
+    return (str(getattr(route, "path", "")), sorted(getattr(route, "methods", ())),
+            list(tools))
+
+
+def _tool_section(tool: Any) -> list[str]:
+    lines = [f"**`{tool.name}`**: {tool.description or ''}", ""]
+    properties = tool.input_schema.get("properties", {})
+    if not properties:
+        return lines + ["No arguments.", ""]
+    required = set(tool.input_schema.get("required", []))
+    lines += ["| argument | type | required | default | description |", "|---|---|---|---|---|"]
+    for name, spec in properties.items():
+        default = f"`{json.dumps(spec['default'])}`" if "default" in spec else ""
+        lines.append(f"| `{name}` | {_cell(_type(spec))} | {'yes' if name in required else 'no'} "
+                     f"| {_cell(default)} | {_cell(spec.get('description', ''))} |")
+    return lines + [""]
+
+
+def mcp_markdown() -> str:
+    """The MCP endpoint's section: its methods and every tool with its arguments."""
+    path, methods, tools = _mcp_tools()
+    lines = []
+    for method in methods:
+        lines += [f"### `{method} {path}`", "",
+                  "The tools of `embedsearch mcp` for AI assistants, over the Model Context "
+                  "Protocol's streamable HTTP transport (how it is answered and guarded: "
+                  "[The MCP endpoint](#the-mcp-endpoint)). Each tool as `tools/list` "
+                  "describes it:", ""]
+    for tool in tools:
+        lines += _tool_section(tool)
+    return "\n".join(lines)
+
+
 def http_markdown() -> str:
     """The reference of every endpoint and schema, generated from the OpenAPI schema."""
     schema = _openapi()
@@ -269,7 +337,7 @@ def http_markdown() -> str:
     for path, methods in schema.get("paths", {}).items():
         for method, operation in methods.items():
             lines += _operation(method, path, operation)
-    lines += ["## Schemas", ""]
+    lines += [mcp_markdown(), "## Schemas", ""]
     for name, component in schema.get("components", {}).get("schemas", {}).items():
         lines += _schema_section(name, component)
     return "\n".join(lines)

@@ -14,11 +14,16 @@ from datetime import datetime, timedelta, timezone
 
 from .errors import QueryError
 
-__all__ = ["instant", "now", "parse_since", "to_datetime"]
+__all__ = ["day_in_words", "instant", "moment_in_words", "now", "parse_since", "span_in_words",
+           "to_datetime"]
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _RELATIVE = re.compile(r"^\s*(\d+)\s*(d|h|w|days?|hours?|weeks?)\s*$", re.IGNORECASE)
 _UNITS = {"d": "days", "h": "hours", "w": "weeks"}
+# Spelled out rather than strftime's %B, which follows the locale a cron job happens to
+# run in: a digest reads the same wherever it is made.
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
 
 
 def instant(moment: datetime) -> str:
@@ -63,3 +68,31 @@ def parse_since(text: str, *, current: datetime | None = None,
         raise QueryError(f"'{text}' is in the future: nothing has been added since then",
                          parameter=parameter)
     return instant(moment)
+
+
+def day_in_words(value: str) -> str:
+    """The UTC day of an instant as people write it: "7 December 2026"."""
+    moment = to_datetime(value)
+    return f"{moment.day} {_MONTHS[moment.month - 1]} {moment.year}"
+
+
+def moment_in_words(value: str) -> str:
+    """An instant to the minute: "7 December 2026, 08:05 UTC"."""
+    return f"{day_in_words(value)}, {to_datetime(value):%H:%M} UTC"
+
+
+def span_in_words(start: str, end: str) -> str:
+    """The UTC days from instant `start` to instant `end`, what they share said once:
+    "7 December 2026", "1–7 December 2026", "28 November – 7 December 2026",
+    "28 December 2026 – 3 January 2027"; "up to 7 December 2026" without a start."""
+    last = to_datetime(end)
+    if not start:
+        return f"up to {day_in_words(end)}"
+    first = to_datetime(start)
+    if first.date() == last.date():
+        return day_in_words(end)
+    if (first.year, first.month) == (last.year, last.month):
+        return f"{first.day}–{day_in_words(end)}"
+    if first.year == last.year:
+        return f"{first.day} {_MONTHS[first.month - 1]} – {day_in_words(end)}"
+    return f"{day_in_words(start)} – {day_in_words(end)}"

@@ -49,17 +49,19 @@ def similarity_floor(watch: Watch) -> float:
 class DigestSection:
     """One watch's part of a digest: the `hits` (best first, each at least `floor`
     alike), when the index received each (`added`, by paper id), and how many papers
-    it received in the window that pass the watch's filters (`arrived`)."""
+    it received in the window that pass the watch's filters (`arrived`). The window
+    starts after `since` (an instant; '' for the index's first paper)."""
 
     watch: Watch
     hits: list[Hit]
     added: dict[str, str]
     arrived: int
     floor: float
+    since: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"watch": self.watch.name, "looks_for": self.watch.describe(),
-                "floor": self.floor, "arrived": self.arrived,
+                "since": self.since, "floor": self.floor, "arrived": self.arrived,
                 "hits": [{**hit.to_dict(), "similarity": round(hit.score, 4),
                           "added": self.added.get(hit.paper.id, "")} for hit in self.hits]}
 
@@ -103,4 +105,4 @@ def _section(engine: SearchEngine, watch: Watch, since: str) -> DigestSection:
         hits = engine.similar_to_papers(watch.papers, watch.k, filters=filters,
                                         min_score=floor)
     return DigestSection(watch, list(hits), engine.added([hit.paper.id for hit in hits]),
-                         engine.count(filters), floor)
+                         engine.count(filters), floor, since)

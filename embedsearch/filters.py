@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .dates import parse_since
+from .dates import moment_in_words, parse_since
 from .errors import QueryError
 
 __all__ = ["COLLECTION_SEPARATOR", "Filters", "collection_names"]
@@ -95,6 +95,19 @@ class Filters:
                          if added_since else None),
         )
 
+    def describe(self) -> list[str]:
+        """Each filter in words: "years 2023–2025", "venue ICLR or NeurIPS", "keyword
+        graphs", "added since 1 December 2026, 00:00 UTC" (none for the empty Filters)."""
+        phrases = ([] if self.year_min is None and self.year_max is None
+                   else [_years(self.year_min, self.year_max)])
+        for noun, values in (("venue", self.venues), ("keyword", self.keywords),
+                             ("collection", self.collections)):
+            if values:
+                phrases.append(f"{noun}{'s' * (len(values) > 1)} {' or '.join(values)}")
+        if self.added_after:
+            phrases.append(f"added since {moment_in_words(self.added_after)}")
+        return phrases
+
     def to_dict(self) -> dict[str, object]:
         """The filters as JSON-ready data (what the search endpoints echo back)."""
         return {
@@ -105,6 +118,12 @@ class Filters:
             "collections": list(self.collections),
             "added_after": self.added_after,
         }
+
+
+def _years(low: int | None, high: int | None) -> str:
+    if low is not None and high is not None:
+        return f"year {low}" if low == high else f"years {low}–{high}"
+    return f"years from {low}" if low is not None else f"years up to {high}"
 
 
 def _segments(path: str) -> list[str]:

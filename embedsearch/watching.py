@@ -28,7 +28,7 @@ from .papers import Paper
 from .readers.records import papers_from_records
 from .storage.layout import SIDE_FILES
 
-__all__ = ["WATCHES_FILE", "Watch", "WatchList"]
+__all__ = ["WATCHES_FILE", "WATCH_K", "Watch", "WatchList"]
 
 WATCHES_FILE = SIDE_FILES[0]
 _FORMAT = "embedsearch-watches"
@@ -37,6 +37,11 @@ _LOCK = ".watches.lock"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: How long an edit waits for another one (edits take milliseconds).
 _WAIT = 30.0
+#: The most papers a watch lists per digest, unless it says otherwise: a ceiling for a
+#: busy week rather than the usual length, which the similarity floor sets (about two
+#: a week per watch at the default floors, see `digests`). The command line, the
+#: watches file and docs/how-to/digest.md say the same.
+WATCH_K = 20
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,7 @@ class Watch:
     query: str = ""
     papers: tuple[Paper, ...] = ()
     filters: Filters = field(default_factory=Filters)
-    k: int = 20
+    k: int = WATCH_K
     min_similarity: float | None = None
     source: str = ""
     created: str = ""
@@ -92,7 +97,7 @@ class Watch:
                 keywords=tuple(filters.get("keywords") or ()),
                 collections=tuple(filters.get("collections") or ()),
                 added_after=filters.get("added_after")),
-            k=int(data.get("k", 20)), min_similarity=data.get("min_similarity"),
+            k=int(data.get("k", WATCH_K)), min_similarity=data.get("min_similarity"),
             source=str(data.get("source", "")), created=str(data.get("created", "")),
             last_digest=str(data.get("last_digest", "")))
 

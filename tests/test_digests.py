@@ -6,6 +6,7 @@ its Atom feeds, checked against RFC 4287's schema with a RELAX NG validator."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,15 @@ from rnc2rng import parser as rnc_parser
 from rnc2rng import serializer as rnc_serializer
 
 from embedsearch import Filters, Paper, QueryError, SearchEngine
-from embedsearch.dates import now
-from embedsearch.digests import QUERY_FLOOR, digest
+from embedsearch.cli import main
+from embedsearch.cli import watches as cli_watches
+from embedsearch.dates import now, span_in_words
+from embedsearch.digests import LIBRARY_FLOOR, QUERY_FLOOR, digest
 from embedsearch.errors import IndexCorruptError
-from embedsearch.feeds import atom_feed, digest_html, index_name
+from embedsearch.feeds import atom_feed, floor_text, index_name
+from embedsearch.mails import digest_html
 from embedsearch.server import create_app
-from embedsearch.watching import WATCHES_FILE, Watch, WatchList
+from embedsearch.watching import WATCH_K, WATCHES_FILE, Watch, WatchList
 from tests.conftest import REPO, CliResult
 
 ATOM_SCHEMA = REPO / "tests" / "data" / "schemas" / "atom.rnc"
@@ -208,7 +212,8 @@ def test_the_http_api_serves_watches_digests_and_feeds(
     client = TestClient(create_app(engine, compute_map=False), base_url="http://localhost")
     with client:
         watches = client.get("/watches").json()
-        assert [(w["name"], w["kind"], w["papers"]) for w in watches] == [("gnn", "query", 0)]
+        assert [(w["name"], w["kind"], w["papers"], w["floor"]) for w in watches] == [
+            ("gnn", "query", 0, QUERY_FLOOR)]
         data = client.get("/digest", params={"since": before}).json()
         hits = data["watches"][0]["hits"]
         assert {hit["id"] for hit in hits} == GNN_IDS
@@ -240,3 +245,92 @@ def test_backups_and_restores_carry_the_saved_searches(
     assert cli("restore", saved, "--index", engine.path).code == 0
     assert engine.watches.get("gnn").query == "graph neural networks"
     assert cli("check", "--index", engine.path).code == 0  # a side file is no stray
+
+
+#: Each "similarity X or more" a face prints about a floor.
+FLOOR_WORDS = re.compile(r"similarity (-?\d+\.\d+) or more")
+
+
+def test_watch_list_shows_each_watchs_k_floor_and_filters(
+        seed_copy: Path, cli: Callable[..., CliResult]) -> None:
+    index = str(seed_copy)
+    assert cli("watch", "add", "rl", "reinforcement learning", "--year", "2024-", "-k", "7",
+               "--venue", "ICLR", "--venue", "NeurIPS", "--keyword", "bandits",
+               "--index", index).code == 0
+    assert cli("watch", "add", "all", "graph neural networks", "--index", index).code == 0
+    text = cli("watch", "list", "--index", index).out
+    rl, everything = text.split("\nall")
+    assert "up to 7 papers" in rl and "years from 2024" in rl
+    assert "venues ICLR or NeurIPS" in rl and "keyword bandits" in rl
+    assert f"up to {WATCH_K} papers" in everything and "venue" not in everything
+    assert set(FLOOR_WORDS.findall(text)) == {floor_text(QUERY_FLOOR)}
+    listed = cli("watch", "list", "--index", index, "--json").json_lines()
+    assert [(row["name"], row["k"], row["floor"], row["papers"]) for row in listed] == [
+        ("rl", 7, QUERY_FLOOR, 0), ("all", WATCH_K, QUERY_FLOOR, 0)]
+    assert listed[0]["filters"] == {"year_min": 2024, "year_max": None,
+                                    "venues": ["ICLR", "NeurIPS"], "keywords": ["bandits"],
+                                    "collections": [], "added_after": None}
+
+
+def test_every_face_prints_the_floor_with_one_rounding(
+        watched: tuple[SearchEngine, str], cli: Callable[..., CliResult]) -> None:
+    engine, before = watched
+    index = str(engine.path)
+    faces = {"watch list": cli("watch", "list", "--index", index).out}
+    for shape in ("text", "html", "atom"):
+        faces[shape] = cli("digest", "--index", index, "--since", before, "--format",
+                           shape).out
+    printed = {face: set(FLOOR_WORDS.findall(out)) for face, out in faces.items()}
+    assert printed == {face: {floor_text(QUERY_FLOOR)} for face in faces}
+    assert floor_text(QUERY_FLOOR) == f"{QUERY_FLOOR:.3f}"
+
+
+def test_the_defaults_the_help_and_the_docs_state_are_the_codes(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # One k: the command line's (spelled out, for its start-up time), the Watch's, and
+    # what a watches file without one reads as.
+    assert cli_watches.WATCH_K == WATCH_K == Watch(name="x", query="q").k
+    assert Watch.from_dict({"name": "x", "query": "q"}).k == WATCH_K
+    with pytest.raises(SystemExit) as done:
+        main(["watch", "add", "--help"])
+    shown = capsys.readouterr().out
+    assert done.value.code == 0
+    assert re.search(rf"-k K\s+how many papers \(default {WATCH_K}\)", shown), shown
+    page = (REPO / "docs" / "how-to" / "digest.md").read_text()
+    assert f"default {WATCH_K})" in page
+    for floor in (QUERY_FLOOR, LIBRARY_FLOOR):
+        assert f"(default **{floor_text(floor)}**)" in page
+
+
+def test_the_html_digest_reads_as_a_mail(watched: tuple[SearchEngine, str]) -> None:
+    engine, before = watched
+    found = digest(engine, engine.watches.all(), since=before)
+    page = digest_html(found, page_url="http://papers.lab:8000/")
+    assert "<style" not in page and "<script" not in page and "src=" not in page
+    # A heading in words, the days spelled out, not an instant.
+    heading = re.search(r"<h1[^>]*>(.*?)</h1>", page)
+    assert heading and heading.group(1) == "New papers for your saved search “gnn”"
+    lead = re.search(r"</h1>\s*<p[^>]*>(.*?)</p>", page)
+    # The window is the seconds since `before`: its day (two, across a midnight).
+    assert lead and re.fullmatch(r"[0-9–\s]+ [A-Z][a-z]+ 20\d\d( – .+)? · 3 papers listed",
+                                 lead.group(1)), lead and lead.group(1)
+    assert re.search(r"<h2[^>]*>“graph neural networks”", page)
+    # Every title a link: its URL, its DOI, else its view on the server's page.
+    links = dict(re.findall(r'<a style="[^"]*" href="([^"]+)">([^<]+)</a>', page))
+    assert links == {"https://example.org/gnn-1": GRAPHS[0]["title"],
+                     "https://doi.org/10.1234/gt.2026": GRAPHS[2]["title"],
+                     "http://papers.lab:8000/#/paper/week%3Agnn-2": GRAPHS[1]["title"]}
+    # Each element styled where it stands (mail clients drop style sheets).
+    assert all('style="' in tag for tag in re.findall(r"<(?:h1|h2|p|ol|li|a)\b[^>]*>", page))
+    assert "Ada Lovelace" in page
+
+
+def test_a_digests_days_in_words_say_what_they_share_once() -> None:
+    def days(start: str, end: str) -> str:
+        return span_in_words(start and f"{start}T09:00:00.000000Z", f"{end}T07:30:00.000000Z")
+
+    assert days("2026-12-07", "2026-12-07") == "7 December 2026"
+    assert days("2026-12-01", "2026-12-07") == "1–7 December 2026"
+    assert days("2026-11-28", "2026-12-07") == "28 November – 7 December 2026"
+    assert days("2026-12-28", "2027-01-03") == "28 December 2026 – 3 January 2027"
+    assert days("", "2026-12-07") == "up to 7 December 2026"

@@ -171,8 +171,9 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
                              "escaped either way)")
 
 
-def _add_filters(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-k", type=int, default=10, help="how many papers (default 10)")
+def _add_filters(parser: argparse.ArgumentParser, k: int = 10) -> None:
+    """-k (its default `k`) and the filters, for search, similar and watch add."""
+    parser.add_argument("-k", type=int, default=k, help=f"how many papers (default {k})")
     parser.add_argument("--year", help="a year (2024) or a range (2023-2025, 2023-, -2024)")
     parser.add_argument("--venue", action="append", metavar="NAME",
                         help="only papers of this venue (case-insensitive; repeat for any of "

@@ -15,25 +15,30 @@ from .commands import open_index, say
 if TYPE_CHECKING:
     from ..watching import Watch
 
-__all__ = ["add_commands", "digest", "watch"]
+__all__ = ["WATCH_K", "add_commands", "digest", "watch"]
 
 Command = Callable[..., argparse.ArgumentParser]
 Adder = Callable[[argparse.ArgumentParser], None]
+#: Adds -k, with the given default, and the filters.
+FiltersAdder = Callable[[argparse.ArgumentParser, int], None]
 
 _DIGEST_FORMATS = ("text", "json", "atom", "html")
+#: `watching.WATCH_K`, spelled out: importing `watching` (numpy with it) would slow the
+#: start of every command. tests/test_digests.py holds the two equal.
+WATCH_K = 20
 
 
-def add_commands(command: Command, add_index: Adder, add_filters: Adder) -> None:
+def add_commands(command: Command, add_index: Adder, add_filters: FiltersAdder) -> None:
     """Declare watch and digest with the parser's `command` helper."""
     watching = command("watch", "Save a search (a query or a library) for digests.")
     actions = watching.add_subparsers(dest="action", metavar="ACTION", required=True)
-    adding = actions.add_parser("add", help="save a query, or --from a library's papers",
+    adding = actions.add_parser("add", help="Save a query, or --from a library's papers.",
                                 description="Save a search under NAME: `digest` then lists "
                                             "the papers the index received since that "
                                             "match it.")
     adding.add_argument("name", metavar="NAME", help="its name (letters, digits, - _ .): "
                                                     "also its feed, /feeds/NAME.atom")
-    adding.add_argument("query", nargs="?", help="what to look for, in words")
+    adding.add_argument("query", nargs="?", metavar="QUERY", help="what to look for, in words")
     adding.add_argument("--from", dest="from_files", action="append", metavar="SOURCE",
                         help="instead of a query: papers like those of SOURCE (a .bib, "
                              ".ris, .jsonl ... file or zotero:DIR), kept with the watch "
@@ -43,12 +48,17 @@ def add_commands(command: Command, add_index: Adder, add_filters: Adder) -> None
                              "measured for its kind, a query's or a library's; `embedsearch "
                              "watch list` shows it)")
     adding.add_argument("--replace", action="store_true", help="replace a watch of that name")
-    add_filters(adding)
+    add_filters(adding, WATCH_K)
     # `watch add` reads --from files as `similar` does, without its reading options.
-    adding.set_defaults(k=20, strict=False, report=None)
-    listing = actions.add_parser("list", help="the saved searches")
+    adding.set_defaults(strict=False, report=None)
+    listing = actions.add_parser("list", help="List the saved searches.",
+                                 description="List the saved searches: what each looks "
+                                             "for, the most papers it lists (-k), its "
+                                             "similarity floor, its filters and its last "
+                                             "digest read.")
     listing.add_argument("--json", action="store_true", help="one JSON object per watch")
-    removing = actions.add_parser("remove", help="forget a saved search")
+    removing = actions.add_parser("remove", help="Forget a saved search.",
+                                  description="Forget the saved search NAME.")
     removing.add_argument("name", metavar="NAME")
     for sub in (adding, listing, removing):
         add_index(sub)
@@ -70,25 +80,17 @@ def add_commands(command: Command, add_index: Adder, add_filters: Adder) -> None
     digesting.add_argument("--format", dest="digest_format", choices=_DIGEST_FORMATS,
                            default="text", help="text (default), json, atom (a feed) or "
                                                 "html (a page to mail)")
+    digesting.add_argument("--page-url", metavar="URL", default="",
+                           help="the address of the index's embedsearch serve (http://"
+                                "papers.lab:8000): papers without a URL, DOI or arXiv id "
+                                "link to their view on its page (default: no link)")
     digesting.set_defaults(run=digest)
 
 
 def watch(args: argparse.Namespace) -> None:
-    from ..digests import similarity_floor
-
     engine = open_index(args, verify=False)
     if args.action == "list":
-        kept = engine.watches.all()
-        for item in kept:
-            if args.json:
-                print(json.dumps({key: value for key, value in item.to_dict().items()
-                                  if key != "papers"}, ensure_ascii=False))
-            else:
-                print(f"{item.name:<20} {item.describe()}  (similarity "
-                      f"{similarity_floor(item):.3f} or more"
-                      + (f"; last digest {item.last_digest})" if item.last_digest else ")"))
-        if not kept and not args.json:
-            say(args, "No saved searches yet: embedsearch watch add NAME \"QUERY\"")
+        _list(args, engine.watches.all())
         return
     if args.action == "remove":
         engine.watches.remove(args.name)
@@ -97,6 +99,27 @@ def watch(args: argparse.Namespace) -> None:
     kept = engine.watches.add(_new_watch(args), replace_existing=args.replace)
     say(args, f"Saved the watch '{kept.name}': {kept.describe()}. `embedsearch digest` "
               "lists what the index receives from now on.")
+
+
+def _list(args: argparse.Namespace, kept: list[Watch]) -> None:
+    """Each watch: its name and what it looks for, then its k, floor and filters, and
+    when its last digest was read."""
+    from ..dates import moment_in_words
+    from ..feeds import watch_details, watch_summary
+
+    if args.json:
+        for item in kept:
+            print(json.dumps(watch_summary(item), ensure_ascii=False))
+        return
+    width = max((len(item.name) for item in kept), default=0) + 2
+    for item in kept:
+        read = (f"last digest read {moment_in_words(item.last_digest)}" if item.last_digest
+                else f"saved {moment_in_words(item.created)}, no digest read yet"
+                if item.created else "no digest read yet")
+        print(f"{item.name:<{width}}{item.describe()}\n{'':<{width}}{watch_details(item)}"
+              f"\n{'':<{width}}{read}")
+    if not kept:
+        say(args, "No saved searches yet: embedsearch watch add NAME \"QUERY\"")
 
 
 def _new_watch(args: argparse.Namespace) -> Watch:
@@ -116,7 +139,8 @@ def _new_watch(args: argparse.Namespace) -> Watch:
 def digest(args: argparse.Namespace) -> None:
     from ..dates import parse_since
     from ..digests import digest as make_digest
-    from ..feeds import atom_feed, digest_html, digest_text, index_name
+    from ..feeds import atom_feed, digest_text, index_name
+    from ..mails import digest_html
 
     engine = open_index(args, verify=False)
     chosen = ([engine.watches.get(name) for name in args.watch] if args.watch
@@ -127,11 +151,14 @@ def digest(args: argparse.Namespace) -> None:
     since = parse_since(args.since) if args.since else None
     found = make_digest(engine, chosen, since=since)
     shape = args.digest_format
+    page = args.page_url
     if shape == "json":
         print(json.dumps(found.to_dict(), ensure_ascii=False, indent=1))
     elif shape == "atom":
-        sys.stdout.buffer.write(atom_feed(found, index=index_name(engine.info())))
+        sys.stdout.buffer.write(atom_feed(found, index=index_name(engine.info()),
+                                          page_url=page))
     else:
-        sys.stdout.write(digest_html(found) if shape == "html" else digest_text(found))
+        sys.stdout.write(digest_html(found, page_url=page) if shape == "html"
+                         else digest_text(found, page_url=page))
     if since is None:
         engine.watches.mark_read([item.name for item in chosen], found.until)

@@ -211,6 +211,8 @@ class WatchOut(BaseModel):
     filters: FiltersOut
     k: int
     min_similarity: float | None
+    #: The least similarity its digests list: `min_similarity`, else its kind's default.
+    floor: float
     source: str
     created: str
     last_digest: str
@@ -227,6 +229,9 @@ class DigestHitOut(HitOut):
 class DigestSectionOut(BaseModel):
     watch: str
     looks_for: str
+    #: Where this watch's window starts (UTC, ISO 8601): the digest's `since`, or the
+    #: watch's last digest read on the command line ('' for the index's first paper).
+    since: str
     #: The least similarity listed.
     floor: float
     #: How many papers the index received in the window that pass the watch's filters.

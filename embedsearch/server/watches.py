@@ -16,7 +16,7 @@ from ..dates import parse_since
 from ..digests import digest
 from ..engine import SearchEngine
 from ..errors import QueryError
-from ..feeds import atom_feed, index_name
+from ..feeds import atom_feed, index_name, watch_summary
 from .apierror import ApiError
 from .schemas import DigestOut, ErrorOut, WatchOut
 
@@ -53,9 +53,9 @@ def watch_routes(engine: SearchEngine) -> APIRouter:
 
     @router.get("/watches", response_model=list[WatchOut])
     def watches() -> list[dict[str, Any]]:
-        """The saved searches (a library's papers are counted, not listed)."""
-        return [{**{key: value for key, value in watch.to_dict().items() if key != "papers"},
-                 "papers": len(watch.papers)} for watch in engine.watches.all()]
+        """The saved searches (a library's papers are counted, not listed), each with
+        the similarity floor its digests use."""
+        return [watch_summary(watch) for watch in engine.watches.all()]
 
     @router.get("/digest", response_model=DigestOut, response_model_exclude_unset=True)
     def get_digest(since: Since = None, watch: Annotated[list[str], Query(
@@ -73,7 +73,9 @@ def watch_routes(engine: SearchEngine) -> APIRouter:
         `since`) that match it, newest first."""
         chosen = _watches(engine, [name], "name")
         found = digest(engine, chosen, since=_since(since or FEED_WINDOW))
-        body = atom_feed(found, index=index_name(engine.info()), self_url=str(request.url))
+        # A paper without a link of its own links to its view on this server's page.
+        body = atom_feed(found, index=index_name(engine.info()), self_url=str(request.url),
+                         page_url=str(request.base_url))
         return Response(body, media_type="application/atom+xml; charset=utf-8")
 
     return router

@@ -1,10 +1,11 @@
 """The documentation site builds in strict mode, its navigation is whole, its CLI
-reference lists every option `--help` shows, the table of contents of the generated
-references lists every command and endpoint, and the README stays short (the details
-live in docs/)."""
+reference lists every option `--help` shows (subcommands included), the table of
+contents of the generated references lists every command and endpoint (/mcp
+included), and the README stays short (the details live in docs/)."""
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import re
@@ -76,6 +77,7 @@ def test_site_builds_in_strict_mode(site: Path) -> None:
     assert "/papers/{paper_id}/similar" in http and "embedsearch:http-api" not in http
 
 
+@functools.cache
 def _help(*command: str) -> str:
     result = subprocess.run([sys.executable, "-m", "embedsearch.cli", *command, "--help"],
                             capture_output=True, text=True, timeout=60,
@@ -91,22 +93,38 @@ def _options(help_text: str) -> set[str]:
             for option in re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", line.strip().split("  ")[0])}
 
 
+def _every_command(*parents: str) -> list[tuple[str, ...]]:
+    """Every command and subcommand, however deep (`("watch", "add")`), as the --help
+    of each lists them: its COMMAND or ACTION's choices, indented by four spaces."""
+    found: list[tuple[str, ...]] = []
+    for name in re.findall(r"^    (\w[\w-]*)(?:  |$)", _help(*parents), re.M):
+        found += [(*parents, name), *_every_command(*parents, name)]
+    return found
+
+
+def _section(page: str, command: tuple[str, ...]) -> str:
+    """The built page's section of `command`: from its heading to the next heading of
+    any level (a group's subcommands, a level deeper, have sections of their own)."""
+    start = page.index(f'id="{"-".join(("embedsearch", *command))}"')
+    ends = [end for end in (page.find(f"<h{level}", start) for level in (2, 3, 4, 5))
+            if end != -1]
+    return page[start:min(ends, default=len(page))]
+
+
 @needs_mkdocs
 def test_the_cli_reference_lists_every_option_of_every_help(site: Path) -> None:
     page = html.unescape((site / "reference" / "cli.html").read_text())
-    commands = re.findall(r"^    (\w+)  ", _help(), re.M)
-    assert {"build", "search", "serve", "bench", "eval", "check"} <= set(commands)
+    commands = _every_command()
+    assert {("build",), ("bench",), ("watch",), ("watch", "add"), ("watch", "list"),
+            ("watch", "remove")} <= set(commands)
     missing = {}
     for command in commands:
-        start = page.index(f'id="embedsearch-{command}"')
-        # A command's section runs to the next heading of its level (h3) or above.
-        ends = [end for end in (page.find("<h2", start), page.find("<h3", start)) if end != -1]
-        section = page[start:min(ends, default=len(page))]
-        options = _options(_help(command)) - {"-h", "--help"}
-        assert options, f"no options read from {command} --help"
+        section = _section(page, command)
+        options = _options(_help(*command)) - {"-h", "--help"}
+        assert options, f"no options read from {' '.join(command)} --help"
         absent = sorted(option for option in options if f"<code>{option}" not in section)
         if absent:
-            missing[command] = absent
+            missing[" ".join(command)] = absent
     assert not missing, f"options --help shows that docs/reference/cli.md lacks: {missing}"
 
 
@@ -175,18 +193,25 @@ def _broken(toc: dict[str, str], ids: set[str], expected: list[str]) -> dict[str
 def test_the_cli_reference_table_of_contents_lists_every_command(site: Path) -> None:
     from embedsearch.cli.parser import build_parser
 
-    # Every subcommand the parser knows, not a list kept here: a new one is checked too.
+    # Every command the parser knows, not a list kept here: a new one is checked too.
     commands = list(build_parser().get_default("commands"))
     assert {"build", "search", "serve", "bench", "eval", "check"} <= set(commands)
+    # And every subcommand, which only each group's --help lists.
+    nested = [command for command in _every_command() if len(command) > 1]
+    assert {("watch", "add"), ("watch", "list"), ("watch", "remove")} <= set(nested)
     toc, ids = _table_of_contents(site / "reference" / "cli.html")
-    expected = ["embedsearch", *(f"embedsearch {name}" for name in commands)]
+    expected = ["embedsearch", *(f"embedsearch {name}" for name in commands),
+                *(" ".join(("embedsearch", *command)) for command in nested)]
     broken = _broken(toc, ids, expected)
     assert not broken, f"commands the CLI reference's table of contents misses: {broken}"
 
 
 @needs_mkdocs
 def test_the_http_reference_table_of_contents_lists_every_endpoint(site: Path) -> None:
+    pytest.importorskip("mcp")
+    from embedsearch.integrations.mcp import TOOLS
     from embedsearch.server import create_app
+    from embedsearch.server.assistant import assistant
 
     # As the build hook makes it: the routes call the engine only per request.
     schema = create_app(object(), compute_map=False).openapi()  # type: ignore[arg-type]
@@ -194,6 +219,14 @@ def test_the_http_reference_table_of_contents_lists_every_endpoint(site: Path) -
     expected = [f"{method.upper()} {path}" for path, operations in schema["paths"].items()
                 for method in operations if method in methods]
     assert {"GET /search", "POST /papers", "GET /papers/{paper_id}/similar"} <= set(expected)
+    # /mcp is the MCP SDK's app, not a FastAPI route: OpenAPI does not list it.
+    mcp = [f"{method} {route.path}" for route in assistant(object()).routes  # type: ignore[arg-type]
+           for method in sorted(getattr(route, "methods", ()))]
+    assert mcp == ["POST /mcp"]
     toc, ids = _table_of_contents(site / "reference" / "http-api.html")
-    broken = _broken(toc, ids, expected)
+    broken = _broken(toc, ids, [*expected, *mcp])
     assert not broken, f"endpoints the HTTP reference's table of contents misses: {broken}"
+    page = html.unescape((site / "reference" / "http-api.html").read_text())
+    mcp_section = page[page.index('id="post-mcp"'):page.index('id="schemas"')]
+    absent = [name for name in TOOLS if f"<code>{name}</code>" not in mcp_section]
+    assert not absent, f"MCP tools the HTTP reference's POST /mcp lacks: {absent}"
