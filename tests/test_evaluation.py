@@ -37,10 +37,12 @@ def test_self_supervised_queries_are_titles_looking_for_their_own_paper(
 def test_eval_of_the_seed_corpus_compares_two_models_side_by_side(
         cli: Cli, seed_files: list[Path], tmp_path: Path) -> None:
     # A second model: the bundled one reading 64 tokens, a model that sees less of each
-    # abstract, so it must score differently.
+    # abstract, so it must score differently. The backend is named: with `auto` the one
+    # chosen depends on what earlier tests measured, and onnx-int8's rounding happens to
+    # give both models the same 38 rankings (MRR 0.873 each; torch: 0.867 and 0.873).
     short = model_copy(tmp_path / "short-model", sentence_bert_config={"max_seq_length": 64})
     result = cli("eval", "--corpus", *seed_files, "--model", "all-MiniLM-L6-v2", "--model",
-                 short, "--work", tmp_path / "work", "--json")
+                 short, "--work", tmp_path / "work", "--backend", "onnx", "--json")
     assert result.code == 0, result.err
     rows = {(row["model"], row["system"]): row for row in result.json_lines()}
     models = {model for model, _ in rows}

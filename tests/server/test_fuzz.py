@@ -34,6 +34,9 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
 # The Host header schemathesis sends; the server refuses names it was not given.
 HOST = "testserver"
+# A bound on a hung request, not a speed check: on a 2-core machine running other jobs
+# a batch of five searches took over schemathesis's default 10 s, failing the test.
+RESPONSE_TIMEOUT_S = 120
 FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
 
@@ -69,7 +72,7 @@ def fuzz(schema: Any) -> list[str]:
             @FUZZ
             @given(case=operation.as_strategy(generation_mode=mode))
             def run(case: Any) -> None:
-                case.call_and_validate(checks=CHECKS)
+                case.call_and_validate(checks=CHECKS, timeout=RESPONSE_TIMEOUT_S)
 
             try:
                 run()
