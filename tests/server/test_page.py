@@ -266,8 +266,9 @@ def test_math_and_emphasis_typeset_and_abstracts_cannot_inject(page: Any) -> Non
     assert page.locator(".abstract strong").inner_text() == "low-rank"
     assert page.locator(".abstract em").inner_text() == "prove"
     # The fonts came from this server (the fixture fails on any failed request). They
-    # load after the typesetting, so wait for them (a busy machine takes a while).
-    page.wait_for_function("document.fonts.check('16px KaTeX_Main')", timeout=15_000)
+    # load after the typesetting, so wait for them (a machine running other jobs took over
+    # the 15 s this waited before: a generous bound, not a speed check).
+    page.wait_for_function("document.fonts.check('16px KaTeX_Main')", timeout=WAIT_MS * 4)
     shot(page, "paper-math")
 
     # The seed paper's "$6\\times$" and "**Lo**w-**R**ank": the evidence words are still
