@@ -9,6 +9,7 @@ import pytest
 
 from embedsearch import QueryError, SearchEngine
 from embedsearch.retrieval import MAX_QUERY_CHARS
+from embedsearch.words import BOILERPLATE, FUNCTION_WORDS
 from tests.conftest import DEV_PAPERS, dev_records, needs_dev_data
 
 LORVP = "000_ae22c05437d8edef:1"
@@ -86,6 +87,20 @@ def test_the_limit_holds_the_longest_title_and_abstract_of_the_dev_corpus() -> N
         longest = max(len(f"{record['title']}. {record['abstract']}")
                       for record in map(json.loads, handle))
     assert 16_000 < longest <= MAX_QUERY_CHARS  # 16,297 when written
+
+
+def test_evidence_never_marks_function_words(seed_engine: SearchEngine) -> None:
+    """A short query's words, "which" and "we" among them, and a pasted 10,000-character
+    text (read as a passage: its content words only) mark no function word."""
+    short = seed_engine.search("which language models do we use across many languages", k=10)
+    assert any(hit.evidence_terms for hit in short)
+    long = seed_engine.search(long_query(seed_engine, 10_000), k=20, mode="lexical")
+    assert sum(bool(hit.evidence_terms) for hit in long) >= 10
+    for hit in short:
+        assert not {term.lower() for term in hit.evidence_terms} & FUNCTION_WORDS, hit.id
+    for hit in long:
+        assert not {term.lower() for term in hit.evidence_terms} & BOILERPLATE, hit.id
+        assert all(term in hit.evidence for term in hit.evidence_terms)
 
 
 def test_hybrid_search_is_deterministic(seed_engine: SearchEngine) -> None:
