@@ -26,11 +26,14 @@ from .filters import Filters
 from .fs import exclusive_lock, write_atomic
 from .papers import Paper
 from .readers.records import papers_from_records
+from .retrieval import check_query
 from .storage.layout import SIDE_FILES
 
-__all__ = ["WATCHES_FILE", "WATCH_K", "Watch", "WatchList"]
+__all__ = ["DESCRIBED_CHARS", "WATCHES_FILE", "WATCH_K", "Watch", "WatchList"]
 
 WATCHES_FILE = SIDE_FILES[0]
+#: The most characters of a watch's query its one-line description quotes.
+DESCRIBED_CHARS = 80
 _FORMAT = "embedsearch-watches"
 _VERSION = 1
 _LOCK = ".watches.lock"
@@ -72,8 +75,11 @@ class Watch:
 
     def describe(self) -> str:
         """One line saying what the watch looks for."""
-        if self.query:
-            return f'"{self.query}"'
+        if self.query:  # a pasted abstract is cut at a word: a digest's line, a feed's
+            line = " ".join(self.query.split())
+            if len(line) > DESCRIBED_CHARS:
+                line = line[:DESCRIBED_CHARS - 1].rsplit(" ", 1)[0] + "…"
+            return f'"{line}"'
         return f"like the {len(self.papers)} papers of {self.source or 'a library'}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,6 +117,8 @@ def check_watch(watch: Watch) -> Watch:
     if bool(watch.query.strip()) == bool(watch.papers):
         raise QueryError("a watch follows either a query or a library of papers, "
                          "exactly one", parameter="query")
+    if watch.query:
+        check_query(watch.query)  # the search's own limit, refused when saved
     if not 1 <= watch.k <= 200:
         raise QueryError(f"k must be between 1 and 200, got {watch.k}", parameter="k")
     if watch.min_similarity is not None and not -1 <= watch.min_similarity <= 1:

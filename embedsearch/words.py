@@ -19,9 +19,9 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["BOILERPLATE", "GENERIC_WORDS", "STOPWORDS", "WORDS_FILE", "Tokenized", "Tokenizer",
-           "WordCounts", "WordStatistics", "bm25_idf", "find_terms", "label_words",
-           "lucene_idf"]
+__all__ = ["BOILERPLATE", "FUNCTION_WORDS", "GENERIC_WORDS", "STOPWORDS", "WORDS_FILE",
+           "Tokenized", "Tokenizer", "WordCounts", "WordStatistics", "bm25_idf", "find_terms",
+           "label_words", "lucene_idf"]
 
 #: How many words name a group of texts (a region of the map, a recommendation group).
 _LABEL_WORDS = 3
@@ -32,11 +32,10 @@ STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the "
     "their then there these they this to was will with".split()
 )
-#: Never highlighted as evidence (`evidence`): function words beyond the 33 stopwords,
-#: and the verbs and nouns every abstract uses to describe itself. On a large index
-#: the frequency rule drops them anyway; on a small one (the bundled 38 papers) "we"
-#: or "propose" is rare enough to pass it, and a highlighted "we" tells a reader nothing.
-BOILERPLATE = frozenset("""
+#: Never evidence of any query (`evidence`), nor highlighted: function words beyond the
+#: 33 stopwords (BM25 still counts them). A pasted abstract holds "we", "which" and
+#: "across", and a highlighted "we" tells a reader nothing.
+FUNCTION_WORDS = frozenset("""
 about above across after again against all almost along already also although always
 among amongst another any anyone anything around back because been before being below
 between beyond both can cannot could did do does doing done down during each either
@@ -47,7 +46,13 @@ onto other others otherwise our ours ourselves out over own per perhaps rather s
 second several she should since so some still than thereby therefore thus through
 throughout too toward towards two under until up upon us very via was we well
 were what whatever when where whereas whether which while who whom whose why within
-without would yet you your
+without would yet you your its those them themselves he him his her me my
+""".split())
+#: Never evidence that two papers are alike (`evidence.content_words`), nor of a query
+#: as long as a passage: the function words, and the verbs and nouns every abstract uses
+#: to describe itself. On a large index the frequency rule drops them anyway; on a small
+#: one (the bundled 38 papers) "propose" is rare enough to pass it.
+BOILERPLATE = FUNCTION_WORDS | frozenset("""
 abstract achieve achieves address addresses approach approaches based demonstrate
 demonstrates effective effectively enable enables enabling existing experiment
 experiments extensive finally furthermore given introduce introduces key method

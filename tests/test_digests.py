@@ -109,6 +109,15 @@ def test_the_watch_list_keeps_checks_and_forgets(tmp_path: Path) -> None:
         with pytest.raises(QueryError) as refused:
             watches.add(bad)
         assert refused.value.parameter == field
+    # A pasted abstract may be a watch's query, up to the search's limit; its line in a
+    # digest or a feed quotes its opening.
+    abstract = "graph neural networks for molecules " * 50
+    long = watches.add(Watch(name="abstract", query=abstract))
+    assert long.describe().startswith('"graph neural networks for molecules graph')
+    assert long.describe().endswith('…"') and len(long.describe()) <= 82
+    with pytest.raises(QueryError, match="characters long; the limit is 20,000"):
+        watches.add(Watch(name="huge", query="x" * 20_001))
+    watches.remove("abstract")
     watches.mark_read(["gnn"], "2026-12-06T00:00:00.000000Z")
     assert watches.get("gnn").last_digest == "2026-12-06T00:00:00.000000Z"
     assert watches.remove("gnn").name == "gnn" and watches.all() == []

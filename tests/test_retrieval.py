@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from embedsearch import QueryError, SearchEngine
-from tests.conftest import dev_records, needs_dev_data
+from embedsearch.retrieval import MAX_QUERY_CHARS
+from embedsearch.words import BOILERPLATE, FUNCTION_WORDS
+from tests.conftest import DEV_PAPERS, dev_records, needs_dev_data
 
 LORVP = "000_ae22c05437d8edef:1"
 
@@ -52,6 +54,53 @@ def test_unknown_mode_is_refused(seed_engine: SearchEngine) -> None:
     with pytest.raises(QueryError, match="must be one of hybrid, dense, lexical") as refused:
         seed_engine.search("graphs", mode="fuzzy")
     assert refused.value.parameter == "mode"
+
+
+def long_query(engine: SearchEngine, chars: int) -> str:
+    """Real text of `chars` characters: the seed papers' titles and abstracts in turn."""
+    with engine.snapshot() as view:
+        papers = view.papers(int(key) for key in view.keys())
+    text = " ".join(f"{paper.title}. {paper.abstract}" for paper in papers.values())
+    while len(text) < chars:
+        text += " " + text
+    return text[:chars - 1].rstrip().ljust(chars - 1, ".") + "."
+
+
+def test_a_query_up_to_the_limit_is_answered_and_one_past_it_refused_with_both_lengths(
+        seed_engine: SearchEngine) -> None:
+    longest = long_query(seed_engine, MAX_QUERY_CHARS)
+    assert len(longest) == MAX_QUERY_CHARS
+    assert len(seed_engine.search(longest, k=5)) == 5
+    with pytest.raises(QueryError) as refused:
+        seed_engine.search(longest + "!", k=5)
+    assert str(refused.value) == (f"the query is {MAX_QUERY_CHARS + 1:,} characters long; "
+                                  f"the limit is {MAX_QUERY_CHARS:,}: shorten it")
+    assert refused.value.parameter == "query"
+
+
+@needs_dev_data
+def test_the_limit_holds_the_longest_title_and_abstract_of_the_dev_corpus() -> None:
+    import gzip
+    import json
+
+    with gzip.open(DEV_PAPERS, "rt", encoding="utf-8") as handle:
+        longest = max(len(f"{record['title']}. {record['abstract']}")
+                      for record in map(json.loads, handle))
+    assert 16_000 < longest <= MAX_QUERY_CHARS  # 16,297 when written
+
+
+def test_evidence_never_marks_function_words(seed_engine: SearchEngine) -> None:
+    """A short query's words, "which" and "we" among them, and a pasted 10,000-character
+    text (read as a passage: its content words only) mark no function word."""
+    short = seed_engine.search("which language models do we use across many languages", k=10)
+    assert any(hit.evidence_terms for hit in short)
+    long = seed_engine.search(long_query(seed_engine, 10_000), k=20, mode="lexical")
+    assert sum(bool(hit.evidence_terms) for hit in long) >= 10
+    for hit in short:
+        assert not {term.lower() for term in hit.evidence_terms} & FUNCTION_WORDS, hit.id
+    for hit in long:
+        assert not {term.lower() for term in hit.evidence_terms} & BOILERPLATE, hit.id
+        assert all(term in hit.evidence for term in hit.evidence_terms)
 
 
 def test_hybrid_search_is_deterministic(seed_engine: SearchEngine) -> None:

@@ -118,12 +118,12 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
         for hit in results:
             _json_line(hit_record(hit, **extra), out)
         return
-    if query_index is not None:
-        out.write(f"\n[{query_index}] {query}\n")
+    width = _width()
+    if query_index is not None:  # a line, as a pasted abstract would fill a screen
+        out.write(f"\n{_clip(f'[{query_index}] ' + ' '.join((query or '').split()), width)}\n")
     if not results:
         out.write("No papers match.\n")
         return
-    width = _width()
     indent = " " * 12
     tty = out.isatty()
     for hit in results:

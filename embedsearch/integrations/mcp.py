@@ -46,8 +46,10 @@ from ..filters import Filters
 from ..papers import Paper
 from ..readers import read_bibliography
 from ..results import Hit, Hits
+from ..retrieval import MAX_QUERY_CHARS
 
-__all__ = ["EVIDENCE_CHARS", "MAX_CHARS", "MAX_K", "TOOLS", "Shape", "create_server"]
+__all__ = ["EVIDENCE_CHARS", "MAX_CHARS", "MAX_K", "QUERY_CHARS", "TOOLS", "Shape",
+           "create_server"]
 
 #: The most characters one call answers: about 4,000 tokens, a small share of any
 #: assistant's context, and under the 25,000-token cap some clients put on a tool result.
@@ -56,6 +58,9 @@ MAX_CHARS = 16_000
 #: under 4,000 characters (an abstract without full stops is one long "sentence").
 EVIDENCE_CHARS = 200
 _AUTHORS = 8  # listed in full; more become "et al."
+#: An answer's first line names its query, cut at a word beyond this: the assistant sent
+#: the query and needs no echo of a pasted abstract (5,000 characters, say) in its context.
+QUERY_CHARS = 80
 #: The most papers one call lists: 50 brief hits fit in MAX_CHARS; more is a job for
 #: the CLI's or the HTTP API's export, not for a model's context.
 MAX_K = 50
@@ -71,8 +76,11 @@ _INSTRUCTIONS = ("Search a local index of research papers. Results list each pap
 
 # The tools' arguments: types and limits are the schema the client sees (and validates).
 # Each word of it is read by the model at every turn, so a limit the engine checks anyway
-# (a query's length, a list's) is left to the engine.
-Query = Annotated[str, Field(min_length=1, description="what to find")]
+# (a list's) is left to the engine. A query's length is in the schema, as the other faces
+# state it, but checked by the engine (not pydantic), whose message names both the length
+# and the limit.
+Query = Annotated[str, Field(min_length=1, description="what to find",
+                             json_schema_extra={"maxLength": MAX_QUERY_CHARS})]
 K = Annotated[int, Field(ge=1, le=MAX_K, description="how many papers")]
 Mode = Annotated[Literal["hybrid", "dense", "lexical"],
                  Field(description="hybrid: words and meaning; dense: meaning; lexical: words")]
@@ -144,7 +152,7 @@ def create_server(engine: SearchEngine, *, local: bool = False,
                detail: Detail = "brief") -> CallToolResult:
         """Find papers by a description of what they are about."""
         return _answer(lambda: hits(engine.search(query, k, mode=mode, filters=_filters(
-            year, venue, keyword)), f'for "{query}"', detail), local)
+            year, venue, keyword)), f"for {_quoted(query)}", detail), local)
 
     @server.tool(annotations=_READ_ONLY, structured_output=False)
     def similar(ids: Ids = (), text: Text = "", unlike: Unlike = (),
@@ -221,6 +229,19 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rsplit(" ", 1)[0] + "…"
 
 
+def _quoted(query: str) -> str:
+    """The query in quotes on one line: whole, or its opening, saying how long it is."""
+    line = " ".join(query.split())
+    if len(line) <= QUERY_CHARS:
+        return f'"{line}"'
+    return f'"{_clip(line, QUERY_CHARS)}" (the opening of a {len(query):,}-character query)'
+
+
+def _counted(count: int, noun: str) -> str:
+    """"1 paper", "2 papers"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _where(paper: Paper) -> str:
     """"ICLR 2025", or "NeurIPS, 2023": the year only where the venue lacks it."""
     parts = [paper.venue] if paper.venue else []
@@ -258,8 +279,8 @@ class Shape:
         if not found:
             return f"No papers found {what}."
         advice = "ask for fewer (k)" + (" or detail='brief'" if full else "")
-        return self._fit(f"{len(found)} papers {what}, best first:",
-                         [_hit(hit, full) for hit in found], "papers", advice)
+        return self._fit(f"{_counted(len(found), 'paper')} {what}, best first:",
+                         [_hit(hit, full) for hit in found], "paper", advice)
 
     def paper(self, paper: Paper, bibtex: str) -> str:
         fields = {name: value for name, value in paper.to_dict().items()
@@ -268,7 +289,7 @@ class Shape:
         fields.update(kept if isinstance(kept, dict) else {})
         record = "\n".join(f"{name}: {'; '.join(value) if isinstance(value, list) else value}"
                            for name, value in fields.items())
-        return self._fit("", [record, f"BibTeX:\n{bibtex.strip()}"], "parts",
+        return self._fit("", [record, f"BibTeX:\n{bibtex.strip()}"], "part",
                          "the abstract is too long to show whole")
 
     def info(self, data: dict[str, Any]) -> str:
@@ -283,8 +304,8 @@ class Shape:
             return whole
 
         def note(shown: int) -> str:
-            return (f"\n[cut at {self.max_chars:,} characters: {shown} of {len(blocks)} "
-                    f"{noun} shown in full; {advice}]")
+            return (f"\n[cut at {self.max_chars:,} characters: {shown} of "
+                    f"{_counted(len(blocks), noun)} shown in full; {advice}]")
 
         room = self.max_chars - len(note(len(blocks)))
         parts, used = [header] if header else [], len(header)

@@ -299,7 +299,17 @@ def _install_errors(app: FastAPI) -> None:
         name = ".".join(location[1:]) or (location[0] if location else "request")
         if location[:1] == ["body"] and first.get("type") == "json_invalid":
             name = "body"
-        return _error(422, f"{name}: {first.get('msg', 'invalid value')}", name)
+        return _error(422, f"{name}: {_invalid(first)}", name)
+
+
+def _invalid(error: Any) -> str:
+    """Pydantic's message, but for a text over its limit both its length and the limit
+    (pydantic names only the limit): a pasted abstract is long, and its sender needs to
+    know by how much."""
+    value, limit = error.get("input"), error.get("ctx", {}).get("max_length")
+    if error.get("type") == "string_too_long" and isinstance(value, str) and limit:
+        return f"{len(value):,} characters long; the limit is {limit:,}: shorten it"
+    return str(error.get("msg", "invalid value"))
 
 
 def _bearer(documented: bool) -> list[Any]:

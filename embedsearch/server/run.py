@@ -5,9 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..engine import SearchEngine
+from ..retrieval import MAX_QUERY_CHARS
 from .app import create_app
 
-__all__ = ["serve"]
+__all__ = ["MAX_REQUEST_HEAD_BYTES", "serve"]
+
+#: The most bytes of a request's line and headers uvicorn reads (h11's default is 16
+#: KiB): enough for GET /search to carry the longest query, MAX_QUERY_CHARS characters
+#: of up to 12 bytes each percent-encoded (an emoji, %F0%9F%98%80), with its filters.
+#: Measured with the default: a 20,000-character Chinese query (a 180 KB URL) was a
+#: bare 400, a 20,000-character English one (20 KB) passed. The page sends a long
+#: query by POST anyway, as a proxy in front may cut lines at 8 KB.
+MAX_REQUEST_HEAD_BYTES = 12 * MAX_QUERY_CHARS + 16 * 1024
 
 
 def serve(engine: SearchEngine, *, host: str = "127.0.0.1", port: int = 8000,
@@ -32,6 +41,7 @@ def serve(engine: SearchEngine, *, host: str = "127.0.0.1", port: int = 8000,
         engine.follow_in_background()
         # One process: the model and the index are loaded once and shared by the
         # request threads; the engine serialises what must not run concurrently.
-        uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1)
+        uvicorn.run(app, host=host, port=port, log_level=log_level, workers=1,
+                    h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES)
     finally:
         engine.close()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..results import HIT_COLUMNS
-from ..retrieval import Mode
+from ..retrieval import MAX_QUERY_CHARS, Mode
 
 __all__ = [
     "BatchResult",
@@ -46,7 +46,9 @@ class Limits:
     """What one request may ask for; documented in docs/reference/http-api.md and served
     by GET /info."""
 
-    query_chars: int = 1000
+    #: The engine's own limit, so that the CLI, the API, the page (which reads it from
+    #: GET /info) and MCP take the same queries: a pasted title and abstract fits.
+    query_chars: int = MAX_QUERY_CHARS
     k: int = 100
     batch: int = 64
     filter_values: int = 20

@@ -90,6 +90,21 @@ def test_readable_output(cli: Cli, seed_index: Path) -> None:
     assert "papers: 38" in info.out and "flat" in info.out
 
 
+def test_a_batch_names_each_query_in_one_line(cli: Cli, seed_index: Path,
+                                              tmp_path: Path) -> None:
+    """A pasted abstract among the queries would fill a screen above its hits."""
+    long = "visual prompting of frozen image models " * 100
+    queries = tmp_path / "queries.txt"
+    queries.write_text(f"bandits\n{long}\n")
+    result = cli("search", "--queries", queries, "--index", seed_index, "-k", "1")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert "[0] bandits" in lines
+    [named] = [line for line in lines if line.startswith("[1] ")]
+    assert named.startswith("[1] visual prompting of frozen") and named.endswith("…")
+    assert len(named) <= 110
+
+
 def test_filters_on_the_command_line(cli: Cli, seed_index: Path) -> None:
     hits = cli("search", "learning", "--index", seed_index, "-k", "10", "--year", "2025",
                "--venue", "ICLR", "--json").json_lines()

@@ -136,6 +136,27 @@ def test_errors_are_tool_errors_in_the_clis_words(server: object, seed_index: Pa
                                                   "or a text")
 
 
+def test_a_long_query_is_named_by_its_opening_and_one_too_long_refused(
+        server: object, seed_engine: SearchEngine) -> None:
+    from embedsearch.retrieval import MAX_QUERY_CHARS
+    from tests.test_retrieval import long_query
+
+    query = long_query(seed_engine, 5_000)
+    [schema] = [tool.input_schema for tool in listing(server) if tool.name == "search"]
+    assert schema["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS
+    long, one, over = calls(server, ("search", {"query": query, "k": 3}),
+                            ("search", {"query": QUERIES[0], "k": 1}),
+                            ("search", {"query": "x" * (MAX_QUERY_CHARS + 1)}))
+    heading = text(long).splitlines()[0]
+    assert heading.startswith(f'3 papers for "{query[:40]}')
+    assert heading.endswith('…" (the opening of a 5,000-character query), best first:')
+    assert len(heading) < 160 and len(ids(text(long))) == 3
+    assert text(one).startswith(f'1 paper for "{QUERIES[0]}", best first:')
+    assert over.is_error and text(over) == (
+        f"query: the query is {MAX_QUERY_CHARS + 1:,} characters long; the limit is "
+        f"{MAX_QUERY_CHARS:,}: shorten it")
+
+
 def test_a_remote_server_reads_no_files_and_names_no_paths(seed_engine: SearchEngine,
                                                            tmp_path: Path) -> None:
     remote = create_server(seed_engine, local=False)

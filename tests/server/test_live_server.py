@@ -21,6 +21,7 @@ import pytest
 import uvicorn
 
 from embedsearch import SearchEngine
+from embedsearch.retrieval import MAX_QUERY_CHARS
 from embedsearch.server import create_app
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -33,10 +34,11 @@ QUERIES = ["low-rank visual prompting", "offline reinforcement learning from pre
 
 
 class LiveServer:
-    """uvicorn serving an app in a thread, on a free loopback port."""
+    """uvicorn serving an app in a thread, on a free loopback port; `options` are
+    uvicorn's (as `serve` passes them)."""
 
-    def __init__(self, app: Any) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
+    def __init__(self, app: Any, **options: Any) -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -172,6 +174,10 @@ def test_serve_command_binds_loopback_and_serves(seed_index: Path) -> None:
         assert get(f"{url}/health") == {"status": "ok", "papers": 38}
         assert get(f"{url}/info")["writable"] is False
         assert get(f"{url}/map")["status"] == "off"
+        # A GET carries the longest query even at 9 bytes a character percent-encoded
+        # (a 180 KB URL, past uvicorn's default 16 KiB).
+        longest = ("扩散模型" * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]
+        assert len(get(search_url(url, longest, 3))["hits"]) == 3
     finally:
         process.terminate()
         process.wait(20)

@@ -8,7 +8,14 @@
 (() => {
   const ES = (window.ES = window.ES || {});
   const { $, el, enc, status, show, paperHref } = ES;
-  const state = { active: -1 };
+  // queryChars: the server's limit on a query (GET /info), checked before a search.
+  const state = { active: -1, queryChars: null };
+  // A GET /search URL longer than this goes as POST /search instead: 8 KB is a common
+  // limit on a request line (nginx's buffers, Apache's LimitRequestLine, 8,190 bytes),
+  // and a pasted abstract of 2,000 characters in Greek or math is already over it.
+  const MAX_GET_URL = 8000;
+  // A query longer than this is echoed folded to one line above its results.
+  const LONG_QUERY = 120;
 
   // -- the access token, when the server wants one (serve --read-token) -----------------
   // Asked for once, kept for this tab only (sessionStorage), sent as a bearer header.
@@ -85,6 +92,7 @@
     if (params.get("year") || LIST_FIELDS.some((name) => params.getAll(name).length)) {
       $("#filters").open = true;
     }
+    checkLength();
   }
 
   function searchParams(params) {
@@ -94,6 +102,54 @@
       for (const value of params.getAll(name)) out.append(name, value);
     }
     return out;
+  }
+
+  // -- the query's length, and a long one sent and echoed --------------------------------
+  const length = (text) => [...text].length; // characters as the server counts them
+
+  function checkLength() {
+    // Over the limit: say so beside the box (never a silent cut) and do not search.
+    const input = $("#q");
+    const chars = length(input.value.trim());
+    const over = state.queryChars !== null && chars > state.queryChars;
+    const message = $("#q-message");
+    message.hidden = !over;
+    message.textContent = over ? `The query is ${chars.toLocaleString("en")} characters long; ` +
+      `the limit is ${state.queryChars.toLocaleString("en")}. Shorten it to search.` : "";
+    if (over) input.setAttribute("aria-invalid", "true");
+    else input.removeAttribute("aria-invalid");
+    return !over;
+  }
+
+  async function findHits(params) {
+    // GET /search, or for a query too long for a URL the one-query POST /search batch.
+    const query = searchParams(params);
+    if (`/search?${query}`.length <= MAX_GET_URL) return api("/search", query);
+    const list = (name) => query.getAll(name);
+    const body = { queries: [query.get("q")], k: Number(query.get("k") || 10),
+      mode: query.get("mode") || "hybrid", venue: list("venue"), keyword: list("keyword"),
+      collection: list("collection"), ...(query.get("year") ? { year: query.get("year") } : {}) };
+    const data = await api("/search", null, body);
+    // The hits as GET answers them: a batch's also repeat their query.
+    const hits = data.results[0].hits.map(({ query_index: _, query: __, ...hit }) => hit);
+    return { ...data, query: body.queries[0], hits };
+  }
+
+  function quoted(query, limit = 80) {
+    // “a query”, cut at a word with an ellipsis past `limit` characters.
+    const line = query.replace(/\s+/g, " ").trim();
+    if (line.length <= limit) return `“${line}”`;
+    return `“${line.slice(0, limit - 1).replace(/\s+\S*$/, "")}…”`;
+  }
+
+  function queryEcho(query) {
+    // A long query (a pasted abstract) folded to its first line, opened on a click.
+    if (length(query) <= LONG_QUERY) return null;
+    return el("details", { class: "query-echo" },
+      el("summary", {}, el("span", { class: "query-label" },
+        `Your query, ${length(query).toLocaleString("en")} characters:`),
+      el("span", { class: "query-opening" }, query.slice(0, 300))),
+      el("p", { class: "query-full" }, ES.rich.render(query, { inline: true })));
   }
 
   function applyFilter(change) {
@@ -173,15 +229,18 @@
   async function showSearch(params) {
     fillForm(params);
     const query = params.get("q");
-    document.title = `${query} · embedsearch`;
+    const echo = queryEcho(query);
+    document.title = `${quoted(query, 60)} · embedsearch`;
     status("Searching…");
     try {
-      const data = await api("/search", searchParams(params));
-      status(`${data.hits.length} papers closest to “${query}”`);
+      const data = await findHits(params);
+      const count = `${data.hits.length} ${data.hits.length === 1 ? "paper" : "papers"}`;
+      status(`${count} closest to ${echo ? "your query" : quoted(query, Infinity)}`);
       const [aside, draw] = ES.facets.facets(data.hits, params, applyFilter);
-      show(el("div", { class: aside ? "with-facets" : "" },
+      show(echo, el("div", { class: aside ? "with-facets" : "" },
         el("div", { class: "results-column" },
-          data.hits.length > 0 && ES.exporter.toolbar(async () => data.hits, `search ${query}`),
+          data.hits.length > 0 && ES.exporter.toolbar(async () => data.hits,
+            `search ${quoted(query).slice(1, -1)}`),
           resultList(data.hits, query)), aside));
       draw();
     } catch (error) {
@@ -308,7 +367,7 @@
 
   function onSubmit(event) {
     event.preventDefault();
-    if (!$("#q").value.trim()) { $("#q").focus(); return; }
+    if (!$("#q").value.trim() || !checkLength()) { $("#q").focus(); return; }
     const onMap = route().path === "/map";
     location.hash = `${onMap ? "#/map" : "#/search"}?${formParams()}`;
   }
@@ -316,6 +375,8 @@
   async function showInfo() {
     try {
       const info = await api("/info");
+      state.queryChars = info.limits.query_chars;
+      checkLength();
       const model = info.model.split("/").pop();
       $("#index-info").textContent = `${info.count.toLocaleString()} papers · ${model} · ${info.index_type}`;
     } catch (error) {
@@ -323,8 +384,9 @@
     }
   }
 
-  Object.assign(ES, { api, fillForm, searchParams, route, render, resultList });
+  Object.assign(ES, { api, fillForm, searchParams, findHits, quoted, route, render, resultList });
   $("#search-form").addEventListener("submit", onSubmit);
+  $("#q").addEventListener("input", checkLength);
   document.addEventListener("keydown", onKey);
   window.addEventListener("hashchange", render);
   showInfo();

@@ -153,14 +153,14 @@
     const query = params.get("q");
     if (query) {
       try {
-        const data = await ES.api("/search", ES.searchParams(params));
+        const data = await ES.findHits(params);
         highlights = data.hits.filter((hit) => index.has(hit.id)).map((hit) => [index.get(hit.id), hit.rank]);
       } catch (error) {
         status(error.message, true);
       }
     }
     const focusIndex = index.get(params.get("focus") || "");
-    const what = query ? ` · ${highlights.length} results for “${query}” in red` : "";
+    const what = query ? ` · ${highlights.length} results for ${ES.quoted(query)} in red` : "";
     const focus = focusIndex !== undefined ? ` · ◉ ${map.titles[focusIndex]}` : "";
     status(`${map.count} papers, ${map.clusters.length} clusters${what}${focus}`);
     drawMap(map, highlights, focusIndex);
