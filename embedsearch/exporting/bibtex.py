@@ -23,8 +23,8 @@ from typing import Any
 from ..bibentry import NAME_FIELDS, guessed_type, people
 from ..errors import DependencyError
 from ..papers import Paper
-from ..readers.latex import latex_to_text
 from ..results import Hit
+from ..text.latex import latex_to_text
 from .common import citation_key, papers_of
 
 __all__ = ["to_bibtex"]
