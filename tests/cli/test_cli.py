@@ -131,6 +131,14 @@ def test_build_add_remove_cycle(cli: Cli, seed_files: list[Path], tmp_path: Path
         (["remove", "no-such-id", "--index", "{copy}"], "no paper with id 'no-such-id'"),
         (["search", "graphs", "--index", "{tmp}/missing"], "the directory does not exist"),
         (["info", "--index", "{tmp}/missing"], "the directory does not exist"),
+        # A file given where its index was meant: it said "[Errno 20] Not a directory".
+        (["search", "graphs", "--index", "{tmp}/ok.jsonl"],
+         "ok.jsonl is a file, not an index folder; build an index of it with `embedsearch "
+         "build {tmp}/ok.jsonl --out DIR` and open DIR"),
+        (["add", "{tmp}/ok.jsonl", "--index", "{tmp}/ok.jsonl"], "is a file, not an index"),
+        (["info", "--index", "{tmp}/ok.jsonl"], "is a file, not an index folder"),
+        (["show", "x", "--index", "{tmp}"], "holds no embedsearch index (manifest.json is "
+                                             "missing); open the folder that `embedsearch"),
         (["search", "--index", "{index}"], "give either a QUERY or --queries FILE"),
         (["search", "--queries", "{tmp}/none.txt", "--index", "{index}"], "no such file"),
         (["build", "{tmp}/none.jsonl", "--out", "{tmp}/out"], "none.jsonl: no such file"),
@@ -153,7 +161,7 @@ def test_errors_are_one_line(cli: Cli, seed_index: Path, seed_copy: Path, tmp_pa
     result = cli(*filled)
     assert result.code == 1
     assert result.err.count("\n") == 1 and result.err.startswith("embedsearch: error: ")
-    assert message in result.err
+    assert message.format(tmp=tmp_path) in result.err
     assert snapshot(seed_copy) == before
     assert not (tmp_path / "out").exists()
 
