@@ -21,7 +21,7 @@ import numpy as np
 from .bundled import DEFAULT_INDEX, sample_papers
 from .checking import DRIFT_SAMPLE, CheckReport, check_index
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
-from .errors import PaperNotFoundError, QueryError
+from .errors import EmbedSearchError, PaperNotFoundError, QueryError
 from .examples import like_keys, like_papers, match_keys, pull_towards
 from .filters import Filters
 from .indexing import (
@@ -156,7 +156,8 @@ class SearchEngine:
             overwrite: replace an index already at `out`.
             progress: show progress bars on stderr.
             backend: the encoder runtime; `auto` takes the fastest that agrees with
-                torch on this machine.
+                torch on this machine, or, replacing an index built by the same model,
+                that index's backend (its scores stay as they were).
             batch_size: texts encoded at once (default: the backend's).
             cache_dir: exported models and the embedding cache.
             cache: False to neither read nor store cached vectors.
@@ -185,11 +186,12 @@ class SearchEngine:
         """
         records = papers_from_records(papers)
         check_abstracts(records, allow_title_only)
+        directory = IndexDirectory(out)
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                           cache=cache, query_prompt=query_prompt,
                           document_prompt=document_prompt,
-                          job_size=len(records) if vectors is None else 0)
-        directory = IndexDirectory(out)
+                          job_size=len(records) if vectors is None else 0,
+                          replacing=_built_with(directory) if overwrite else None)
         options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget,
                                tuple(lexical_fields))
         build_index(directory, records, encoder, options, target=storage,
@@ -665,3 +667,12 @@ class SearchEngine:
 
         self._live.write(compacting, wait=wait)
         return any(written)
+
+
+def _built_with(directory: IndexDirectory) -> dict[str, Any] | None:
+    """The model record of the index at `directory` (None when there is none to read):
+    what a build replacing it keeps its encoder backend from."""
+    try:
+        return directory.read_manifest().model
+    except EmbedSearchError:
+        return None

@@ -211,7 +211,7 @@ def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) ->
     rows = [
         ("index", summary.path),
         ("papers", f"{summary.count}"),
-        ("model", f"{summary.model} ({summary.encoder_backend}, {summary.dim}-d, "
+        ("model", f"{summary.model} (backend {summary.encoder_backend}, {summary.dim}-d, "
                   f"fingerprint {summary.fingerprint[:12]})"),
         ("prompts", _prompts(summary.prompts)),
         ("embedded", " + ".join(summary.fields)),
