@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .bundled import DEFAULT_INDEX, sample_papers
+from .bundled import default_index, sample_papers
 from .checking import DRIFT_SAMPLE, CheckReport, check_index
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
 from .errors import EmbedSearchError, PaperNotFoundError, QueryError
@@ -225,11 +225,15 @@ class SearchEngine:
                                           title_only=title_only), **options)
 
     @classmethod
-    def open_default(cls, path: str | os.PathLike[str] = DEFAULT_INDEX, *,
+    def open_default(cls, path: str | os.PathLike[str] | None = None, *,
                      progress: bool = False,
                      cache_dir: str | os.PathLike[str] | None = None) -> SearchEngine:
         """The index of the bundled ICLR 2025 sample (`bundled.sample_papers`: ids
-        iclr2025:1 ... iclr2025:38) at `path`, built there if absent."""
+        iclr2025:1 ... iclr2025:38) at `path`, built there if absent. By default it lives
+        in the user's data folder, `~/.local/share/embedsearch/indexes/iclr2025` (or
+        below `$XDG_DATA_HOME`), and in `indexes/iclr2025` of a checkout of embedsearch
+        (`bundled.default_index`)."""
+        path = default_index() if path is None else path
         if not IndexDirectory(path).exists():
             return cls.build(path, sample_papers(), progress=progress, cache_dir=cache_dir)
         return cls.open(path, cache_dir=cache_dir)
