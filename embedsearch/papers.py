@@ -15,6 +15,7 @@ __all__ = [
     "TEXT_FIELDS",
     "TITLE_ONLY_FIELDS",
     "Paper",
+    "cited_title",
     "derive_id",
     "derive_title",
     "embedding_text",
@@ -135,6 +136,26 @@ def derive_title(abstract: str, max_chars: int = _TITLE_CHARS) -> str:
         return sentence
     cut = sentence[:max_chars].rsplit(" ", 1)[0].rstrip(",;:")
     return cut + "…"
+
+
+def cited_title(paper: Paper) -> str:
+    """The title a citation (BibTeX, RIS, CSL-JSON) shows: a derived one in square
+    brackets, as a library catalogue writes a title it supplied ("[Visual prompting has
+    gained popularity…]"), so that no one cites the abstract's opening as the paper's
+    title; `derived_title_in` reads it back as derived. (Left out, biber refused the
+    entry: a @misc needs a title.)"""
+    return f"[{paper.title}]" if paper.title_derived and paper.title else paper.title
+
+
+def derived_title_in(title: str, abstract: str) -> str | None:
+    """The derived title `cited_title` wrote as `title` for a paper with an abstract, or
+    None when `title` is a real one. Whole in brackets, a title is a supplied one, as a
+    catalogue's "[Untitled manuscript]" is; "[Re] A study [2]" is a real title."""
+    inner = title[1:-1]
+    if abstract and title.startswith("[") and title.endswith("]") and inner.strip() \
+            and "[" not in inner and "]" not in inner:
+        return inner.strip()
+    return None
 
 
 def derive_id(source: str, position: int) -> str:
