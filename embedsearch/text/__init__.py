@@ -8,6 +8,6 @@ labels and the command line use it, and it imports nothing of ours above it.
 from __future__ import annotations
 
 from .latex import latex_to_text
-from .markup import plain_text
+from .markup import plain_text, without_markup
 
-__all__ = ["latex_to_text", "plain_text"]
+__all__ = ["latex_to_text", "plain_text", "without_markup"]

@@ -10,7 +10,7 @@ import re
 
 from .latex import latex_to_text
 
-__all__ = ["plain_text"]
+__all__ = ["plain_text", "without_markup"]
 
 # Markdown's emphasis as abstracts use it (OpenReview renders it): **bold** and __bold__
 # may sit inside a word ("**Lo**w-**R**ank"); *italic* and _italic_ not, so "2*3*4" and
@@ -24,6 +24,8 @@ _EMPHASIS = (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"),
 # abstract it is a percent sign ("16.32%"), as it is in a web address.
 _BARE_PERCENT = re.compile(r"(?<!\\)%")
 _URL = re.compile(r"https?://[^\s{}]+")
+# A LaTeX command's name (\texttt, \mathbf, \emph), which is no word of the text.
+_COMMAND = re.compile(r"\\[A-Za-z@]+\*?")
 
 
 def plain_text(text: str) -> str:
@@ -39,3 +41,12 @@ def plain_text(text: str) -> str:
     for emphasis in _EMPHASIS:
         text = emphasis.sub(r"\1", text)
     return text
+
+
+def without_markup(text: str) -> str:
+    """`text` without its LaTeX commands' names, their arguments' words kept
+    ("$\\texttt{SELECT}$" keeps SELECT): the words a text is counted by (the map's
+    labels), where a map cluster was labelled "subset · texttt · reward". A pattern, not
+    the parser `plain_text` uses: that takes ~5 ms an abstract with markup (22 s for
+    4,000 dev abstracts here, as a bare % counts), minutes over a corpus's map."""
+    return _COMMAND.sub(" ", text)
