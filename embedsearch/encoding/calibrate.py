@@ -180,7 +180,8 @@ def kept_backend(spec: ModelSpec, replaced: Mapping[str, Any] | None) -> str | N
 
     Chosen afresh, a rebuild switched without a word: a small build ran on onnx (the
     quick backend), a larger job later measured the backends and kept onnx-int8 as the
-    verdict, and the rebuilt index scored one query 0.637 where it had said 0.634.
+    verdict, and the rebuilt index scored one query 0.637 where it had said 0.634 (as
+    reported in issue 40).
     """
     if not replaced or replaced.get("fingerprint") != spec.fingerprint:
         return None

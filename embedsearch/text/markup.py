@@ -47,6 +47,6 @@ def without_markup(text: str) -> str:
     """`text` without its LaTeX commands' names, their arguments' words kept
     ("$\\texttt{SELECT}$" keeps SELECT): the words a text is counted by (the map's
     labels), where a map cluster was labelled "subset · texttt · reward". A pattern, not
-    the parser `plain_text` uses: that takes ~5 ms an abstract with markup (22 s for
-    4,000 dev abstracts here, as a bare % counts), minutes over a corpus's map."""
+    the LaTeX parser `plain_text` uses: that parses every abstract with markup (a bare %
+    counts), which over a corpus's map would cost minutes."""
     return _COMMAND.sub(" ", text)
