@@ -1,7 +1,7 @@
 """embedsearch: find research papers by meaning.
 
     from embedsearch import SearchEngine
-    engine = SearchEngine.open("indexes/iclr2025")
+    engine = SearchEngine.open_default()   # the bundled sample's index
     for hit in engine.search("low-rank visual prompting", k=5):
         print(hit.rank, round(hit.score, 3), hit.paper.title)
 

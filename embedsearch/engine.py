@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .bundled import DEFAULT_INDEX, sample_papers
+from .bundled import default_index, sample_papers
 from .checking import DRIFT_SAMPLE, CheckReport, check_index
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
-from .errors import PaperNotFoundError, QueryError
+from .errors import EmbedSearchError, PaperNotFoundError, QueryError
 from .examples import like_keys, like_papers, match_keys, pull_towards
 from .filters import Filters
 from .indexing import (
@@ -156,7 +156,8 @@ class SearchEngine:
             overwrite: replace an index already at `out`.
             progress: show progress bars on stderr.
             backend: the encoder runtime; `auto` takes the fastest that agrees with
-                torch on this machine.
+                torch on this machine, or, replacing an index built by the same model,
+                that index's backend (its scores stay as they were).
             batch_size: texts encoded at once (default: the backend's).
             cache_dir: exported models and the embedding cache.
             cache: False to neither read nor store cached vectors.
@@ -185,11 +186,12 @@ class SearchEngine:
         """
         records = papers_from_records(papers)
         check_abstracts(records, allow_title_only)
+        directory = IndexDirectory(out)
         encoder = Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                           cache=cache, query_prompt=query_prompt,
                           document_prompt=document_prompt,
-                          job_size=len(records) if vectors is None else 0)
-        directory = IndexDirectory(out)
+                          job_size=len(records) if vectors is None else 0,
+                          replacing=_built_with(directory) if overwrite else None)
         options = IndexOptions(index_type, index_params, tuple(fields), exact_max, memory_budget,
                                tuple(lexical_fields))
         build_index(directory, records, encoder, options, target=storage,
@@ -223,11 +225,15 @@ class SearchEngine:
                                           title_only=title_only), **options)
 
     @classmethod
-    def open_default(cls, path: str | os.PathLike[str] = DEFAULT_INDEX, *,
+    def open_default(cls, path: str | os.PathLike[str] | None = None, *,
                      progress: bool = False,
                      cache_dir: str | os.PathLike[str] | None = None) -> SearchEngine:
         """The index of the bundled ICLR 2025 sample (`bundled.sample_papers`: ids
-        iclr2025:1 ... iclr2025:38) at `path`, built there if absent."""
+        iclr2025:1 ... iclr2025:38) at `path`, built there if absent. By default it lives
+        in the user's data folder, `~/.local/share/embedsearch/indexes/iclr2025` (or
+        below `$XDG_DATA_HOME`), and in `indexes/iclr2025` of a checkout of embedsearch
+        (`bundled.default_index`)."""
+        path = default_index() if path is None else path
         if not IndexDirectory(path).exists():
             return cls.build(path, sample_papers(), progress=progress, cache_dir=cache_dir)
         return cls.open(path, cache_dir=cache_dir)
@@ -665,3 +671,12 @@ class SearchEngine:
 
         self._live.write(compacting, wait=wait)
         return any(written)
+
+
+def _built_with(directory: IndexDirectory) -> dict[str, Any] | None:
+    """The model record of the index at `directory` (None when there is none to read):
+    what a build replacing it keeps its encoder backend from."""
+    try:
+        return directory.read_manifest().model
+    except EmbedSearchError:
+        return None

@@ -15,12 +15,12 @@ __all__ = [
     "TEXT_FIELDS",
     "TITLE_ONLY_FIELDS",
     "Paper",
+    "cited_title",
     "derive_id",
     "derive_title",
     "embedding_text",
     "first_sentence",
     "normalise_title",
-    "plain_text",
     "split_sentences",
 ]
 
@@ -41,18 +41,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(])")
 _MARKUP = re.compile(r"\*\*|__|`")
 _SPACE = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[\W_]+")
-# Markdown's emphasis as abstracts use it (OpenReview renders it): **bold** and __bold__
-# may sit inside a word ("**Lo**w-**R**ank"); *italic* and _italic_ not, so "2*3*4" and
-# "track_on" stay as they are. The same rules as the page's (static/richtext.js).
-_EMPHASIS = (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"),
-             re.compile(r"(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)"),
-             re.compile(r"(?<![\w*])\*([^\s*](?:[^*]*?[^\s*])?)\*(?![\w*])"),
-             re.compile(r"(?<![\w_])_([^\s_](?:[^_]*?[^\s_])?)_(?![\w_])"),
-             re.compile(r"`([^`]+)`"))
-# A bare % starts a LaTeX comment, which would swallow the rest of the abstract: in an
-# abstract it is a percent sign ("16.32%"), as it is in a web address.
-_BARE_PERCENT = re.compile(r"(?<!\\)%")
-_URL = re.compile(r"https?://[^\s{}]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,21 +138,24 @@ def derive_title(abstract: str, max_chars: int = _TITLE_CHARS) -> str:
     return cut + "…"
 
 
-def plain_text(text: str) -> str:
-    """`text` (a title, an abstract) as words for a terminal, whitespace collapsed:
-    LaTeX escapes and text macros as what they print ("80\\%" is "80%", "\\emph{x}" is
-    x), math spelt in Unicode ("$6\\times$" is "6×"), Markdown emphasis and code as
-    their words ("*PruneNet*" is PruneNet). What the CLI prints; the stored text and
-    every data format keep the markup as written, for clients that render it."""
-    text = _BARE_PERCENT.sub(r"\\%", text)
-    # "~" is LaTeX's non-breaking space, but not in a web address ("/~name/").
-    text = _URL.sub(lambda url: url.group(0).replace("~", r"\textasciitilde{}"), text)
-    from .readers.latex import latex_to_text  # lazily: the readers read into Papers
+def cited_title(paper: Paper) -> str:
+    """The title a citation (BibTeX, RIS, CSL-JSON) shows: a derived one in square
+    brackets, as a library catalogue writes a title it supplied ("[Visual prompting has
+    gained popularity…]"), so that no one cites the abstract's opening as the paper's
+    title; `derived_title_in` reads it back as derived. (Left out, biber refused the
+    entry: a @misc needs a title.)"""
+    return f"[{paper.title}]" if paper.title_derived and paper.title else paper.title
 
-    text = latex_to_text(text, math="text")
-    for emphasis in _EMPHASIS:
-        text = emphasis.sub(r"\1", text)
-    return text
+
+def derived_title_in(title: str, abstract: str) -> str | None:
+    """The derived title `cited_title` wrote as `title` for a paper with an abstract, or
+    None when `title` is a real one. Whole in brackets, a title is a supplied one, as a
+    catalogue's "[Untitled manuscript]" is; "[Re] A study [2]" is a real title."""
+    inner = title[1:-1]
+    if abstract and title.startswith("[") and title.endswith("]") and inner.strip() \
+            and "[" not in inner and "]" not in inner:
+        return inner.strip()
+    return None
 
 
 def derive_id(source: str, position: int) -> str:

@@ -19,6 +19,8 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from .text import without_markup
+
 __all__ = ["BOILERPLATE", "FUNCTION_WORDS", "GENERIC_WORDS", "STOPWORDS", "WORDS_FILE",
            "Tokenized", "Tokenizer", "WordCounts", "WordStatistics", "bm25_idf", "find_terms",
            "label_words", "lucene_idf"]
@@ -241,8 +243,11 @@ def label_words(texts: Sequence[str], cluster: NDArray[np.integer],
     """Each cluster's most characteristic words (the map's labels, a recommendation
     group's): those whose share of the cluster's words
     most exceeds their share of the corpus, weighted by how common they are there
-    (p(w|c)·log(p(w|c)/p(w))), so that words every area uses score nothing."""
+    (p(w|c)·log(p(w|c)/p(w))), so that words every area uses score nothing. LaTeX
+    commands' names (texttt, mathbf) are no words of the texts: they are left out."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+    texts = [without_markup(text) for text in texts]
 
     many = len(texts) >= 50
     vectorizer = CountVectorizer(stop_words=sorted(ENGLISH_STOP_WORDS | GENERIC_WORDS),

@@ -1,6 +1,7 @@
 """The shape of the house, held by the suite: no module touches another's private names,
-no module is over 400 lines of code and comments, and no two modules import each other
-in a circle."""
+no module is over 400 lines of code and comments, no two modules import each other in a
+circle, and no arrow points back up (the vocabulary imports only the vocabulary, and
+only the faces import the engine), a lazy import inside a function included."""
 
 from __future__ import annotations
 
@@ -87,6 +88,46 @@ def test_no_two_modules_import_each_other_in_a_circle() -> None:
                     seen.add(nxt)
                     stack.append((nxt, [*trail, nxt]))
     assert circles == []
+
+
+#: The shared vocabulary (/work/shared/DESIGN.md's first room): what every part may
+#: import, so it imports nothing of ours but itself.
+VOCABULARY = ("embedsearch.papers", "embedsearch.errors", "embedsearch.text",
+              "embedsearch.words", "embedsearch.identifiers", "embedsearch.bibentry",
+              "embedsearch.dates")
+#: The faces over the engine (and the package's own face, which hands their names on).
+FACES = ("embedsearch.cli", "embedsearch.server", "embedsearch.integrations",
+         "embedsearch.evaluation", "embedsearch.benchmark", "embedsearch.digests",
+         "embedsearch.feeds")
+
+
+def _within(name: str, rooms: tuple[str, ...]) -> bool:
+    return any(name == room or name.startswith(room + ".") for room in rooms)
+
+
+def _our_modules() -> dict[str, set[str]]:
+    """Each module of the package and the modules of ours it imports (a name imported
+    from a module stands for that module)."""
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    return {name: {imported for imported in _imports(path) if imported in modules
+                   and imported != name} for name, path in modules.items()}
+
+
+def test_the_vocabulary_imports_nothing_above_it() -> None:
+    """papers.py read LaTeX through readers.latex, lazily: an arrow from the vocabulary
+    up to a part that reads into Papers."""
+    upward = {name: sorted(imported for imported in imports
+                           if not _within(imported, VOCABULARY))
+              for name, imports in _our_modules().items() if _within(name, VOCABULARY)}
+    assert {name: found for name, found in upward.items() if found} == {}
+
+
+def test_only_the_faces_import_the_engine_or_a_face() -> None:
+    upward = {name: sorted(imported for imported in imports
+                           if imported == "embedsearch.engine" or _within(imported, FACES))
+              for name, imports in _our_modules().items()
+              if name != "embedsearch" and not _within(name, FACES)}
+    assert {name: found for name, found in upward.items() if found} == {}
 
 
 def test_every_face_offers_every_recommendation_method() -> None:

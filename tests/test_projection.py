@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,9 +13,11 @@ import numpy as np
 import pytest
 
 from embedsearch import IndexCorruptError, SearchEngine
+from embedsearch.bundled import sample_abstracts
 from embedsearch.mapping import attach_map
 from embedsearch.projection import MAP_FILE, UMAP_MIN_PAPERS, compute_map, load_map
 from embedsearch.storage.layout import IndexDirectory
+from embedsearch.words import label_words
 from tests.conftest import CliResult, contents, dev_records, dev_vectors, needs_dev_data, snapshot
 
 DATA_FILES = ("keys.npy", "papers.sqlite", "vectors.faiss")
@@ -69,6 +72,35 @@ def test_clusters_are_labelled_with_characteristic_words(seed_engine: SearchEngi
     assert len({w for words in labels for w in words}) == sum(len(w) for w in labels)
     generic = {"paper", "propose", "method", "results", "the", "and", "using"}
     assert not generic & {w for words in labels for w in words}
+
+
+# A LaTeX command as abstracts write one: "$\texttt{SELECT}$", "\textbf{G}raph".
+LATEX_COMMAND = re.compile(r"\\([A-Za-z]+)")
+
+
+def test_labels_hold_no_latex_command_names() -> None:
+    # A map cluster was labelled "subset · texttt · reward". The bundled abstracts that
+    # write \texttt or \textbf, as one cluster, were labelled "textbf · texttt · sparse".
+    texts = sample_abstracts()
+    marked = np.array([0 if LATEX_COMMAND.search(text) else 1 for text in texts])
+    assert 3 <= int((marked == 0).sum()) < len(texts)
+    commands = {name.lower() for text in texts for name in LATEX_COMMAND.findall(text)}
+    assert {"texttt", "textbf"} <= commands
+    labels = label_words(texts, marked, 2)
+    assert all(labels) and not commands & {word for words in labels for word in words}
+
+
+@needs_dev_data
+def test_labels_of_dev_abstracts_with_latex_hold_none_of_its_commands() -> None:
+    records = [record for record in dev_records(20000)
+               if "\\texttt" in str(record["abstract"])][:20] + dev_records(300)
+    texts = [str(record["abstract"]) for record in records]
+    cluster = np.array([0 if "\\texttt" in text else 1 for text in texts])
+    assert int((cluster == 0).sum()) >= 10
+    commands = {name.lower() for text in texts for name in LATEX_COMMAND.findall(text)}
+    assert "texttt" in commands
+    labels = label_words(texts, cluster, 2)
+    assert all(labels) and not commands & {word for words in labels for word in words}
 
 
 @pytest.mark.parametrize("change", ["add", "remove"])

@@ -10,7 +10,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from ..bundled import DEFAULT_INDEX
+from ..bundled import default_index
 from ..errors import DependencyError, EmbedSearchError, InputError, QueryError
 from ..filters import Filters
 from . import output
@@ -43,17 +43,18 @@ def open_index(args: argparse.Namespace, *, model: str | None = None,
                "secrets": storage_options(args),
                "query_prompt": getattr(args, "query_prompt", None)}
     if args.index is None:
-        if not (DEFAULT_INDEX / "manifest.json").exists():
+        sample = default_index()
+        if not (sample / "manifest.json").exists():
             say(args, f"Building the default index of the bundled ICLR 2025 sample in "
-                       f"{DEFAULT_INDEX} (first use only)...")
-        return SearchEngine.open_default(DEFAULT_INDEX, progress=progress(args),
+                       f"{sample} (first use only)...")
+        return SearchEngine.open_default(sample, progress=progress(args),
                                          cache_dir=args.cache_dir)
     return SearchEngine.open(args.index, model=model, **options)
 
 
 def index_path(args: argparse.Namespace) -> Path:
     """The index a command names: --index, else the bundled sample's."""
-    return Path(args.index) if args.index else DEFAULT_INDEX
+    return Path(args.index) if args.index else default_index()
 
 
 def _storage(args: argparse.Namespace) -> Any:
@@ -248,9 +249,9 @@ def show(args: argparse.Namespace) -> None:
 def info(args: argparse.Namespace) -> None:
     from ..info import index_info
 
-    if args.index is None and not (DEFAULT_INDEX / "manifest.json").exists():
+    if args.index is None and not (default_index() / "manifest.json").exists():
         open_index(args)
-    output.info(index_info(args.index or DEFAULT_INDEX), json_lines=args.json)
+    output.info(index_info(args.index or default_index()), json_lines=args.json)
 
 
 def add(args: argparse.Namespace) -> None:

@@ -1,7 +1,7 @@
 """How the CLI prints results: a readable ranked list, one JSON object per line, CSV,
 or a .bib file of the papers.
 
-The readable list shows a paper's text as words (`papers.plain_text`: "80%", not
+The readable list shows a paper's text as words (`text.plain_text`: "80%", not
 "80\\%"), and a title derived from the abstract as the abstract's opening it is (an
 ellipsis; dim and italic on a terminal). JSON, CSV and BibTeX keep the text as stored.
 
@@ -21,8 +21,9 @@ import textwrap
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from ..papers import first_sentence, plain_text
+from ..papers import first_sentence
 from ..results import hit_record
+from ..text import plain_text
 
 if TYPE_CHECKING:
     from ..info import IndexInfo
@@ -210,7 +211,7 @@ def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) ->
     rows = [
         ("index", summary.path),
         ("papers", f"{summary.count}"),
-        ("model", f"{summary.model} ({summary.encoder_backend}, {summary.dim}-d, "
+        ("model", f"{summary.model} (backend {summary.encoder_backend}, {summary.dim}-d, "
                   f"fingerprint {summary.fingerprint[:12]})"),
         ("prompts", _prompts(summary.prompts)),
         ("embedded", " + ".join(summary.fields)),

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from .._version import __version__
-from ..bundled import DEFAULT_INDEX
 from . import assistant, library, sample, serving, upkeep, watches
 from . import commands as run
 
@@ -120,8 +119,9 @@ def _add_storage_secrets(parser: argparse.ArgumentParser) -> None:
 
 def _add_index(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", metavar="DIR",
-                        help=f"index directory (default: {DEFAULT_INDEX}, the bundled ICLR "
-                             "2025 sample, built on first use)")
+                        help="index directory (default: the bundled ICLR 2025 sample's, "
+                             "built on first use in ~/.local/share/embedsearch/indexes/"
+                             "iclr2025, or indexes/iclr2025 of an embedsearch checkout)")
     _add_storage_secrets(parser)
 
 

@@ -21,7 +21,7 @@ from ..errors import IndexIncompatibleError
 from ..progress import progress_bar
 from .base import Backend, backend_class
 from .cache import DEFAULT_MAX_BYTES, EmbeddingCache, default_cache_dir
-from .calibrate import choose_backend
+from .calibrate import choose_backend, kept_backend
 from .executors import Executor, LocalExecutor
 from .models import ModelSpec, resolve_model
 from .prompts import Prompts, resolve_prompts
@@ -40,7 +40,9 @@ class Encoder:
     onnx-int8, openvino, openvino-bf16, openvino-int8, or auto: cuda when torch sees a
     GPU, else the fastest that agrees with torch on this machine, once prepared; a job
     of fewer than `calibrate.PREPARE_AT` texts (`job_size`) runs on the float32 export
-    (`calibrate.quick_backend`) rather than wait for that preparation. `query_prompt` /
+    (`calibrate.quick_backend`) rather than wait for that preparation; a build that
+    replaces an index (`replacing`: its manifest's model record) keeps that index's
+    backend (`calibrate.kept_backend`). `query_prompt` /
     `document_prompt` override the model's own prompts ("" for none). Models load on
     first use.
     """
@@ -58,6 +60,7 @@ class Encoder:
         query_prompt: str | None = None,
         document_prompt: str | None = None,
         job_size: int | None = None,
+        replacing: Mapping[str, Any] | None = None,
     ) -> None:
         self.spec = model if isinstance(model, ModelSpec) else resolve_model(model)
         self.prompts: Prompts = resolve_prompts(self.spec.name, self.spec.path,
@@ -66,7 +69,7 @@ class Encoder:
         self.threads = threads or os.cpu_count() or 1
         name = backend
         if backend == "auto":
-            name = self._auto(job_size)
+            name = self._auto(job_size, replacing)
         self._backend: Backend = backend_class(name)(self.spec, cache_root=self.cache_root,
                                                      threads=self.threads)
         self._batch_size = batch_size
@@ -74,12 +77,13 @@ class Encoder:
         self._max_cache_bytes = max_cache_bytes
         self._cache: EmbeddingCache | None = None
 
-    def _auto(self, job_size: int | None) -> str:
+    def _auto(self, job_size: int | None, replacing: Mapping[str, Any] | None) -> str:
         # Only torch knows where a prompt ends for a model that pools without it.
         prompted = bool(self.prompts.query or self.prompts.document)
         if prompted and not self.spec.layout().include_prompt:
             return "torch"
-        return choose_backend(self.spec, self.cache_root, self.threads, job_size)
+        return (kept_backend(self.spec, replacing)
+                or choose_backend(self.spec, self.cache_root, self.threads, job_size))
 
     @property
     def batch_size(self) -> int:

@@ -22,9 +22,9 @@ from typing import Any
 
 from ..bibentry import NAME_FIELDS, guessed_type, people
 from ..errors import DependencyError
-from ..papers import Paper
-from ..readers.latex import latex_to_text
+from ..papers import Paper, cited_title
 from ..results import Hit
+from ..text.latex import latex_to_text
 from .common import citation_key, papers_of
 
 __all__ = ["to_bibtex"]
@@ -207,7 +207,7 @@ def _entry(paper: Paper, encode: _Latex) -> Any:
     kind = _entry_type(paper)
     venue = _venue_field(kind, dict(paper.bib_fields))
     values: list[tuple[str, str]] = [
-        ("title", _title(encode(paper.title))),
+        ("title", _title(encode(cited_title(paper)))),
         ("author", _names(paper.authors, encode)),
         (venue, encode(paper.venue)),
         ("year", str(paper.year) if paper.year else ""),

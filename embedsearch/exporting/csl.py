@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..bibentry import csl_type, family_given, guessed_type, month_number, people
-from ..papers import Paper
+from ..papers import Paper, cited_title
 from ..results import Hit
 from .common import citation_key, papers_of
 
@@ -52,7 +52,7 @@ def csl_item(paper: Paper) -> dict[str, Any]:
     kept = dict(paper.bib_fields)
     item: dict[str, Any] = {"id": paper.id, "citation-key": citation_key(paper.id),
                             "type": csl_type(kind, preprint=bool(paper.arxiv_id)),
-                            "title": _text(paper.title)}
+                            "title": _text(cited_title(paper))}
     if paper.authors:
         item["author"] = [_person(name) for name in paper.authors]
     if "editor" in kept:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..bibentry import family_given, guessed_type, month_number, people, ris_type
 from ..errors import DependencyError
-from ..papers import Paper
+from ..papers import Paper, cited_title
 from ..results import Hit
 from .common import papers_of
 
@@ -54,7 +54,7 @@ def ris_entry(paper: Paper) -> dict[str, Any]:
     kind = guessed_type(paper.entry_type, paper.venue)
     kept = dict(paper.bib_fields)
     entry: dict[str, Any] = {"type_of_reference": ris_type(kind), "id": paper.id,
-                             "title": _line(paper.title)}
+                             "title": _line(cited_title(paper))}
     if paper.authors:
         entry["authors"] = [_person(name) for name in paper.authors]
     if "editor" in kept:

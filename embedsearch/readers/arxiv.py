@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..identifiers import normalise_doi
+from ..text.latex import latex_to_text
 from .base import Located, Skipped, register_format
 from .foreign import collapse, layout_named, optional_text, register_layout, year_in
 from .jsonl import read_json_lines
-from .latex import latex_to_text
 from .records import Where, kind
 
 __all__ = ["arxiv_record", "read_arxiv"]

@@ -18,9 +18,9 @@ from typing import Any
 
 from ..bibentry import KEPT_FIELDS, NAME_FIELDS, bib_fields, entry_type
 from ..identifiers import normalise_arxiv_id
+from ..text.latex import latex_to_text
 from .base import Located, Skipped, read_text, register_format
 from .foreign import Converted, doi_url, first_last, foreign_papers, split_keywords
-from .latex import latex_to_text
 from .records import Where
 
 __all__ = ["BIBTEX_FIELDS", "bibtex_record", "read_bibtex"]

@@ -1,4 +1,5 @@
-"""CSV (or TSV) with a header row naming the record fields (see `records`).
+"""CSV (or TSV) with a header row naming the record fields (see `records`): an
+`abstract` column, or a `title` column for papers known by their titles only.
 
 Lists (authors, keywords) are ';'-separated inside their cell; an empty cell is a
 missing value.
@@ -45,9 +46,11 @@ def _read(path: Path, delimiter: str) -> Iterator[Located]:
     if header_row is None:
         raise InputError("no header row", path=path, line=1)
     header = [name.strip().lower() for name in header_row[1]]
-    if "abstract" not in header:
-        raise InputError(f"the header row has no 'abstract' column (it has: {', '.join(header)})",
-                         path=path, line=header_row[0])
+    if "abstract" not in header and "title" not in header:
+        raise InputError(f"the header row has no 'abstract' column (it has: "
+                         f"{', '.join(header)}); name the abstracts' column 'abstract', or the "
+                         "titles' 'title' to index the papers on their titles with "
+                         "--allow-title-only", path=path, line=header_row[0])
     stem = source_name(path)
     position = 0
     for line, cells in rows:
@@ -58,7 +61,10 @@ def _read(path: Path, delimiter: str) -> Iterator[Located]:
                              path=path, line=line)
         position += 1
         raw = {name: (cell if cell.strip() else None) for name, cell in zip(header, cells)}
-        paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path, line=line)
+        # A row with a title and no abstract (or no abstract column) is a title-only
+        # paper, kept or reported as the caller's --allow-title-only says.
+        paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path, line=line,
+                                  title_only=True)
         yield paper, f"{path}:{line}"
 
 

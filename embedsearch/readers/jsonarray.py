@@ -58,7 +58,7 @@ def read_json_document(path: Path, layout: Layout | None = None) -> Iterator[Loc
     stem = source_name(path)
     for position, raw in _objects(path, records):
         paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path,
-                                  record=position)
+                                  record=position, title_only=True)  # as jsonl's
         yield paper, f"{path}: record {position}"
 
 

@@ -33,7 +33,10 @@ def json_objects(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
 def _ours(path: Path, objects: Iterator[tuple[int, dict[str, object]]]) -> Iterator[Located]:
     stem = source_name(path)
     for position, (line, raw) in enumerate(objects, 1):
-        paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path, line=line)
+        # A record with a title and no abstract is a title-only paper, kept or reported
+        # as the caller's --allow-title-only says (as a BibTeX entry's is).
+        paper = paper_from_record(raw, default_id=derive_id(stem, position), path=path, line=line,
+                                  title_only=True)
         yield paper, f"{path}:{line}"
 
 

@@ -16,14 +16,14 @@ from typing import Any
 from ..bibentry import bib_fields, entry_type
 from ..errors import InputError
 from ..identifiers import identifiers_in_url, normalise_arxiv_id, normalise_doi
-from ..papers import Paper, derive_title
+from ..papers import Paper, derive_title, derived_title_in
 
 __all__ = ["RECORD_FIELDS", "Where", "kind", "paper_from_record", "papers_from_records"]
 
 #: The fields a record may carry; anything else in a record is ignored.
 RECORD_FIELDS = (
-    "id", "title", "abstract", "authors", "keywords", "venue", "year", "url", "tldr",
-    "primary_area", "doi", "arxiv_id", "collections", "entry_type", "bib_fields",
+    "id", "title", "title_derived", "abstract", "authors", "keywords", "venue", "year", "url",
+    "tldr", "primary_area", "doi", "arxiv_id", "collections", "entry_type", "bib_fields",
 )
 # Public paper lists name some fields differently; the canonical name wins if both exist.
 _ALIASES = {"author": "authors", "site": "url"}
@@ -35,6 +35,8 @@ _LIST_FIELDS = ("authors", "keywords", "collections")
 # JSON escapes can spell half of a surrogate pair ("\ud800"), which no UTF-8 store accepts.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _DIGITS = re.compile(r"[0-9]+")
+#: How a CSV cell (or JSON text) spells a yes/no field; ours write true/false.
+_FLAGS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
 
 
 class Where:
@@ -115,6 +117,27 @@ def _bib_fields(value: object, where: Where) -> tuple[tuple[str, str], ...]:
     return bib_fields(texts)
 
 
+def _flag(value: object, name: str, where: Where) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _FLAGS:
+        return _FLAGS[value.strip().lower()]
+    raise where.error(f"expected true or false, got {str(value)[:20]!r}", name)
+
+
+def _title(given: str, abstract: str, flag: object, where: Where) -> tuple[str, bool]:
+    """(title, derived): a title cut from the abstract stays marked so, whether the
+    record says it (`title_derived`, as our JSON lines and CSV write it) or cites it in
+    brackets (`papers.cited_title`, as our BibTeX, RIS and CSL-JSON do); read back as a
+    real title, the next export cited the abstract's opening as the paper's title."""
+    if not given:
+        return derive_title(abstract), True
+    cited = derived_title_in(given, abstract)
+    if cited is not None:
+        return cited, True
+    return given, bool(abstract) and _flag(flag, "title_derived", where)
+
+
 def _year(value: object, where: Where) -> int | None:
     if value is None or value == "":
         return None
@@ -192,11 +215,12 @@ def paper_from_record(
         raise where.error("is empty; every paper needs an abstract", "abstract")
     lists = {name: _string_list(fields.get(name), name, where) for name in _LIST_FIELDS}
     doi, arxiv_id = _identifiers(text, where)
+    title, derived = _title(text["title"], abstract, fields.get("title_derived"), where)
     return Paper(
         id=_identifier(fields.get("id"), default_id, where),
         abstract=abstract,
-        title=text["title"] or derive_title(abstract),
-        title_derived=not text["title"],
+        title=title,
+        title_derived=derived,
         authors=lists["authors"],
         keywords=lists["keywords"],
         venue=text["venue"],

@@ -112,13 +112,18 @@ class IndexDirectory:
         and one of an earlier format unless `upgrading` (see `manifest`)."""
         if not self.path.exists():
             raise IndexNotFoundError(f"no index at {self.path}: the directory does not "
-                                     "exist (build one with `embedsearch build`)")
+                                     "exist; build one there with `embedsearch build "
+                                     f"FILE --out {self.path}`")
         if not self.path.is_dir():
-            raise IndexNotFoundError(f"{self.path} is a file, not an index directory")
+            # Most often a bibliography given where its index was meant ("--index a.bib").
+            raise IndexNotFoundError(f"{self.path} is a file, not an index folder; build "
+                                     f"an index of it with `embedsearch build {self.path} "
+                                     "--out DIR` and open DIR")
         target = self.path / MANIFEST
         if not target.is_file():
-            raise IndexNotFoundError(f"{self.path} holds no embedsearch index "
-                                     f"({MANIFEST} is missing)")
+            raise IndexNotFoundError(f"{self.path} holds no embedsearch index ({MANIFEST} "
+                                     "is missing); open the folder that `embedsearch build "
+                                     "FILE --out DIR` wrote")
         return Manifest.from_json(target.read_text(encoding="utf-8"), target,
                                   upgrading=upgrading)
 
@@ -172,7 +177,7 @@ class IndexDirectory:
         newer generation may be published. One stat: cheap enough for every request."""
         try:
             info = os.stat(self.path / MANIFEST)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # read_manifest says which
             return None
         return info.st_ino, info.st_mtime_ns, info.st_size
 

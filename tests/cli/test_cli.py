@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -146,6 +147,14 @@ def test_build_add_remove_cycle(cli: Cli, seed_files: list[Path], tmp_path: Path
         (["remove", "no-such-id", "--index", "{copy}"], "no paper with id 'no-such-id'"),
         (["search", "graphs", "--index", "{tmp}/missing"], "the directory does not exist"),
         (["info", "--index", "{tmp}/missing"], "the directory does not exist"),
+        # A file given where its index was meant: it said "[Errno 20] Not a directory".
+        (["search", "graphs", "--index", "{tmp}/ok.jsonl"],
+         "ok.jsonl is a file, not an index folder; build an index of it with `embedsearch "
+         "build {tmp}/ok.jsonl --out DIR` and open DIR"),
+        (["add", "{tmp}/ok.jsonl", "--index", "{tmp}/ok.jsonl"], "is a file, not an index"),
+        (["info", "--index", "{tmp}/ok.jsonl"], "is a file, not an index folder"),
+        (["show", "x", "--index", "{tmp}"], "holds no embedsearch index (manifest.json is "
+                                             "missing); open the folder that `embedsearch"),
         (["search", "--index", "{index}"], "give either a QUERY or --queries FILE"),
         (["search", "--queries", "{tmp}/none.txt", "--index", "{index}"], "no such file"),
         (["build", "{tmp}/none.jsonl", "--out", "{tmp}/out"], "none.jsonl: no such file"),
@@ -168,7 +177,7 @@ def test_errors_are_one_line(cli: Cli, seed_index: Path, seed_copy: Path, tmp_pa
     result = cli(*filled)
     assert result.code == 1
     assert result.err.count("\n") == 1 and result.err.startswith("embedsearch: error: ")
-    assert message in result.err
+    assert message.format(tmp=tmp_path) in result.err
     assert snapshot(seed_copy) == before
     assert not (tmp_path / "out").exists()
 
@@ -210,15 +219,54 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str], command: list[str]) ->
 
 def test_default_index_is_built_on_first_use(cli: Cli, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     result = cli("search", "low-rank visual prompting", "-k", "1", "--json")
     assert result.code == 0, result.err
     # The sample's papers, with the ids `embedsearch sample` writes (the docs' ids).
     assert result.json_lines()[0]["id"] == "iclr2025:1"
-    assert "Building the default index" in result.err
-    assert (tmp_path / "indexes" / "iclr2025" / "manifest.json").is_file()
+    sample = tmp_path / "data" / "embedsearch" / "indexes" / "iclr2025"
+    assert f"Building the default index of the bundled ICLR 2025 sample in {sample}" in result.err
+    assert (sample / "manifest.json").is_file()
+    assert list((tmp_path / "here").iterdir()) == []  # not ./indexes where the user stands
     again = cli("search", "low-rank visual prompting", "-k", "1", "--json")
     assert "Building" not in again.err and again.json_lines()[0]["id"] == "iclr2025:1"
+
+
+def _info_without_index(folder: Path, home: Path) -> str:
+    """`embedsearch info` run in `folder` by a user whose home is `home`: where the
+    default index is (`info` reads its manifest only, so a copy of the seed index is
+    found there without a build)."""
+    env = {key: value for key, value in os.environ.items() if key != "XDG_DATA_HOME"}
+    done = subprocess.run([sys.executable, "-m", "embedsearch.cli", "info", "--json"],
+                          cwd=folder, capture_output=True, text=True, timeout=120,
+                          env={**env, "HOME": str(home), "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and "Building" not in done.stderr, done.stderr
+    return str(json.loads(done.stdout)["path"])
+
+
+def test_default_index_lives_in_the_users_data_folder(seed_index: Path, tmp_path: Path) -> None:
+    sample = tmp_path / "home" / ".local" / "share" / "embedsearch" / "indexes" / "iclr2025"
+    shutil.copytree(seed_index, sample)
+    (tmp_path / "papers").mkdir()
+    assert _info_without_index(tmp_path / "papers", tmp_path / "home") == str(sample.resolve())
+    assert list((tmp_path / "papers").iterdir()) == []
+
+
+def test_default_index_inside_a_checkout_is_its_indexes_folder(seed_index: Path,
+                                                               tmp_path: Path) -> None:
+    # A checkout: the project's pyproject.toml beside indexes/ (the first lines of ours).
+    checkout = tmp_path / "checkout"
+    (checkout / "docs").mkdir(parents=True)
+    project = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("[project.scripts]")[0]
+    (checkout / "pyproject.toml").write_text(project, encoding="utf-8")
+    shutil.copytree(seed_index, checkout / "indexes" / "iclr2025")
+    # From a folder below its root too: one index per checkout, not one per folder.
+    for folder in (checkout, checkout / "docs"):
+        found = _info_without_index(folder, tmp_path / "home")
+        assert found == str((checkout / "indexes" / "iclr2025").resolve())
+    assert not (tmp_path / "home").exists()
 
 
 def bench_tables(tmp_path: Path, *args: str) -> dict[str, dict[str, Any]]:

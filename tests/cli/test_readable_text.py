@@ -13,7 +13,7 @@ import pytest
 from embedsearch import SearchEngine
 from embedsearch.bundled import sample_abstracts
 from embedsearch.cli import output
-from embedsearch.papers import plain_text
+from embedsearch.text import plain_text
 from tests.conftest import CliResult
 
 Cli = Callable[..., CliResult]

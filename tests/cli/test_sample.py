@@ -30,6 +30,42 @@ def test_the_sample_reads_back_with_its_ids(name: str, tmp_path: Path,
     assert [paper.id for paper in papers] == [f"iclr2025:{n}" for n in range(1, 39)]
     assert [paper.abstract for paper in papers] == sample_abstracts()
     assert all(paper.venue == "ICLR" and paper.year == 2025 for paper in papers)
+    # Titles cut from the abstracts stay so: every format carries title_derived (BibTeX,
+    # RIS and CSL-JSON as a title in brackets, which the readers take back as derived).
+    assert [(paper.title, paper.title_derived) for paper in papers] == [
+        (paper.title, True) for paper in sample_papers()]
+
+
+def test_a_derived_title_is_no_title_in_an_export_of_an_index(
+        tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    assert cli("sample", tmp_path / "papers.jsonl", "--papers", "1-3").code == 0
+    titled = tmp_path / "titled.csv"
+    titled.write_text("id,title,title_derived,abstract\n"
+                      "t1,Low-Rank Visual Prompting,false,We prompt with low-rank matrices.\n"
+                      "t2,A title said to be derived,yes,Its abstract.\n")
+    built = cli("build", tmp_path / "papers.jsonl", titled, "--out", tmp_path / "index")
+    assert built.code == 0, built.err
+    hits = cli("search", "low-rank visual prompting", "--index", tmp_path / "index", "-k",
+               "5", "--format", "bibtex")
+    assert hits.code == 0, hits.err
+    text = hits.out
+    (tmp_path / "hits.bib").write_text(text, encoding="utf-8")
+    # Each derived title in brackets, as a catalogue writes a title it supplied (left
+    # out, biber refused the entry); a real one as it is.
+    assert "title = {Low-Rank Visual Prompting}" in text
+    assert "title = {[A title said to be derived]}" in text
+    assert f"title = {{[{sample_papers()[0].title}]}}" in text
+    again = {paper.id: paper for paper in read_papers([tmp_path / "hits.bib"])}
+    assert again["t1"].title == "Low-Rank Visual Prompting" and not again["t1"].title_derived
+    assert again["iclr2025:1"].title == sample_papers()[0].title
+    assert again["iclr2025:1"].title_derived and again["t2"].title_derived
+    assert again["t2"].title == "A title said to be derived"
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("id,title,title_derived,abstract\nw1,T,perhaps,An abstract.\n")
+    refused = cli("build", wrong, "--out", tmp_path / "other")
+    assert refused.code == 1
+    assert ("wrong.csv:2: field 'title_derived': expected true or false, got 'perhaps'"
+            in refused.err)
 
 
 def test_ranges_and_refusals(tmp_path: Path, cli: Callable[..., CliResult]) -> None:

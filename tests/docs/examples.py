@@ -197,7 +197,9 @@ class PageRunner:
         if shutil.which("embedsearch", path=scripts) is None:
             raise RuntimeError(f"no embedsearch command next to {sys.executable}: "
                                "pip install -e . in this environment")
-        self.env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ['PATH']}",
+        # The reader's own data folder (the bundled index) is in their home, not ours.
+        inherited = {key: value for key, value in os.environ.items() if key != "XDG_DATA_HOME"}
+        self.env = {**inherited, "PATH": f"{scripts}{os.pathsep}{os.environ['PATH']}",
                     "HOME": str(folder / "home"), "DOCS_PORT": str(free_port())}
         self._python: subprocess.Popen[str] | None = None
 

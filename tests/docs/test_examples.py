@@ -113,7 +113,10 @@ def test_docstring_examples_run(tmp_path: Path, after_tutorial: tuple[Path, int]
 def test_the_tutorial_follows_the_quick_start(quick_start: Path,
                                               after_tutorial: tuple[Path, int]) -> None:
     # The reader's world: an empty folder, the quick start's search, then the tutorial.
-    assert sorted(path.name for path in quick_start.iterdir()) == ["home", "indexes"]
+    # The bundled index is in the reader's data folder, not in the folder they stand in.
+    assert sorted(path.name for path in quick_start.iterdir()) == ["home"]
+    data = quick_start / "home" / ".local" / "share" / "embedsearch"
+    assert (data / "indexes" / "iclr2025" / "manifest.json").is_file()
     assert after_tutorial[1] >= 10
     assert (after_tutorial[0] / "indexes" / "mine").is_dir()
 

@@ -19,7 +19,15 @@ from embedsearch.encoding.calibrate import pick_backend
 from embedsearch.encoding.exported import ExportedBackend
 from embedsearch.encoding.torch_backend import TorchBackend
 from embedsearch.papers import embedding_text
-from tests.conftest import REPO, contents, dev_records, dev_vectors, model_copy, needs_dev_data
+from tests.conftest import (
+    REPO,
+    CliResult,
+    contents,
+    dev_records,
+    dev_vectors,
+    model_copy,
+    needs_dev_data,
+)
 
 EXPORTED = ["onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8"]
 # Agreement each backend must keep with torch float32, as cosine of the same text's vectors.
@@ -140,6 +148,30 @@ def test_index_records_the_concrete_backend_and_refuses_another(seed_index: Path
     other = "torch" if built != "torch" else "onnx"
     with pytest.raises(IndexIncompatibleError, match=f"on backend {other}"):
         SearchEngine.open(seed_index, backend=other)
+
+
+def test_a_rebuild_keeps_the_backend_its_index_was_built_with(cli: Callable[..., CliResult],
+                                                              seed_files: list[Path],
+                                                              tmp_path: Path) -> None:
+    # The first build ran on another backend than `auto` picks now, as one did before a
+    # verdict measured meanwhile changed the choice (the scores then moved, unsaid).
+    now = Encoder(job_size=len(read_papers(seed_files))).backend
+    first = "torch" if now != "torch" else "onnx"
+    out = tmp_path / "index"
+    assert cli("build", *seed_files, "--out", out, "--backend", first, "-q").code == 0
+    query = ["search", "low-rank visual prompting", "--index", out, "-k", "5", "--json"]
+    before = cli(*query).json_lines()
+    rebuilt = cli("build", *seed_files, "--out", out, "--overwrite")
+    assert rebuilt.code == 0
+    assert (f"Encoder backend {first}, the one the index being replaced was built with"
+            in rebuilt.err) and f"backend {first})." in rebuilt.err
+    assert cli(*query).json_lines() == before  # the same papers with the same scores
+    assert cli("info", "--index", out, "--json").json_lines()[0]["encoder_backend"] == first
+    assert f"(backend {first}, 384-d" in cli("info", "--index", out).out
+    # Named, another backend replaces it, and the build says which it used.
+    switched = cli("build", *seed_files, "--out", out, "--overwrite", "--backend", now)
+    assert f"backend {now})." in switched.err and "being replaced" not in switched.err
+    assert cli("info", "--index", out, "--json").json_lines()[0]["encoder_backend"] == now
 
 
 def test_cache_hits_misses_and_model_change(tmp_path: Path, seed_texts: list[str],

@@ -181,6 +181,22 @@ def test_an_index_refuses_title_only_entries_unless_asked(
         SearchEngine.build(tmp_path / "c", read_papers([thesis], title_only=True))
 
 
+def test_a_csv_of_titles_is_indexed_with_allow_title_only(cli: Cli, tmp_path: Path) -> None:
+    # A CSV without an abstract column was refused even with --allow-title-only.
+    titles = write(tmp_path / "titles.csv", "id,title,year\n"
+                   "w17,An approximation of the error backpropagation algorithm in a "
+                   "predictive coding network,2017\n"
+                   "m19,Deep reinforcement learning for robotic grasping,2019\n")
+    refused = cli("build", titles, "--out", tmp_path / "a")
+    assert refused.code == 1 and "none of its 2 entries has an abstract" in refused.err
+    assert "--allow-title-only indexes them on their titles" in refused.err
+    built = cli("build", titles, "--out", tmp_path / "b", "--allow-title-only")
+    assert built.code == 0, built.err
+    hits = cli("search", "predictive coding", "--index", tmp_path / "b", "-k", "1",
+               "--json").json_lines()
+    assert [(hit["id"], hit["year"]) for hit in hits] == [("w17", 2017)]
+
+
 def test_quiet_is_quiet_and_report_lists_every_entry(cli: Cli, seed_index: Path,
                                                      tmp_path: Path) -> None:
     refs = write(tmp_path / "refs.bib", ABSTRACTS)

@@ -239,6 +239,27 @@ def test_summary_heading(tmp_path: Path) -> None:
                                                        "block after the Summary heading")
 
 
+def test_line_end_hyphens_of_compounds_stay(tmp_path: Path) -> None:
+    # PDFium marks every hyphen ending a line as a break: "semi-" + "cooperative" was
+    # read "semicooperative". The document's own spelling decides ("multi-head" and
+    # "cooperate" are written on the page), then the first part ("semi", "self").
+    page = Page(tmp_path / "hyphens.pdf", title=TITLE)
+    page.line(TITLE, "Times-Bold", 17, centred=True)
+    page.line(" and ".join(AUTHORS), "Times-Roman", 12, centred=True)
+    page.y -= 12
+    page.line("Abstract", "Times-Bold", 11, centred=True)
+    for text in ["We study semi-", "cooperative games, where a predic-", "tion of each multi-",
+                 "head model is made by self-", "supervised agents that co-", "operate."]:
+        page.line(text, x=108)
+    page.y -= 10
+    page.line("1 Introduction", "Times-Bold", 12)
+    page.paragraph("Agents cooperate through multi-head attention. " + BODY)
+    page.save()
+    assert extract_pdf(tmp_path / "hyphens.pdf").abstract == (
+        "We study semi-cooperative games, where a prediction of each multi-head model is "
+        "made by self-supervised agents that cooperate.")
+
+
 def test_the_paper_record(tmp_path: Path) -> None:
     [paper] = read_papers([one_column(tmp_path / "sparse-heads.pdf", title=TITLE)])
     assert (paper.id, paper.title, paper.abstract) == ("sparse-heads", TITLE, ABSTRACT)

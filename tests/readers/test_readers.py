@@ -138,11 +138,17 @@ def test_malformed_json_line(tmp_path: Path) -> None:
 
 
 def test_record_without_abstract(tmp_path: Path) -> None:
+    # One with a title is an entry known by its title: --allow-title-only keeps it.
     path = write(tmp_path / "n.jsonl", json.dumps({"id": "a", "title": "t"}) + "\n")
-    assert error_of(path) == f"{path}:1: missing the required field 'abstract'"
+    assert error_of(path) == (f"{path}: none of its 1 entries has an abstract (a (line 1)); "
+                              "the index is of abstracts: --allow-title-only indexes them on "
+                              "their titles (as examples, `similar --from` uses them as they "
+                              "are)")
+    (paper,) = read_papers([path], title_only=True)
+    assert paper.title_only and paper.title == "t" and not paper.title_derived
     path = write(tmp_path / "e.json", json.dumps([RECORD, {"abstract": "  "}]))
-    assert error_of(path) == f"{path}: record 2: field 'abstract': is empty; every paper needs " \
-                             "an abstract"
+    assert error_of(path) == (f"{path}: record 2: field 'abstract': needs an abstract or, for "
+                              "an entry known by its title, a title")
 
 
 @pytest.mark.parametrize(
@@ -187,8 +193,11 @@ def test_unclosed_csv_quote(tmp_path: Path) -> None:
 
 
 def test_csv_without_abstract_column_and_ragged_rows(tmp_path: Path) -> None:
-    path = write(tmp_path / "h.csv", "id,title\n1,t\n")
-    assert "no 'abstract' column" in error_of(path)
+    path = write(tmp_path / "h.csv", "id,name\n1,t\n")
+    assert error_of(path) == (f"{path}:1: the header row has no 'abstract' column (it has: "
+                              "id, name); name the abstracts' column 'abstract', or the titles' "
+                              "'title' to index the papers on their titles with "
+                              "--allow-title-only")
     path = write(tmp_path / "r.csv", "id,abstract\n1,a,extra\n")
     assert error_of(path) == f"{path}:2: expected 2 cells as in the header, found 3"
 

@@ -183,6 +183,27 @@ def test_serve_command_binds_loopback_and_serves(seed_index: Path) -> None:
         process.wait(20)
 
 
+@pytest.mark.parametrize(("made", "message"), [
+    ("file", "broken.bib is a file, not an index folder; build an index of it with "
+             "`embedsearch build broken.bib --out DIR` and open DIR"),
+    ("folder", "broken.bib holds no embedsearch index (manifest.json is missing)"),
+])
+def test_serve_of_something_that_is_no_index_says_what_it_is(tmp_path: Path, made: str,
+                                                              message: str) -> None:
+    # `--index broken.bib` answered "[Errno 20] Not a directory: 'broken.bib/manifest.json'".
+    given = tmp_path / "broken.bib"
+    if made == "file":
+        given.write_text("@article{a, title={A title}}\n", encoding="utf-8")
+    else:
+        given.mkdir()
+    done = subprocess.run([sys.executable, "-m", "embedsearch.cli", "serve", "--index",
+                           given.name, "--port", "0", "--no-map"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"embedsearch: error: {message}")
+    assert done.stderr.count("\n") == 1
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM.exists(),
                     reason="needs Debian's Chromium at /usr/bin/chromium (apt-get install "

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ...identifiers import normalise_arxiv_id
 from ...papers import Paper, derive_title
 from ..base import Located, Skipped, register_format, source_name
+from .hyphens import Spelling, mend_breaks
 
 if TYPE_CHECKING:
     from .layout import Document, Line
@@ -139,7 +140,7 @@ def _extract_here(path: Path) -> PdfExtraction:
 def _read_fields(document: Document) -> PdfExtraction:
     """The fields of an open document. Page 1 is read first; the pages after it only
     when page 1 has no Abstract heading, which keeps most files to one page's cost."""
-    from .fields import abstract_of, authors_of, title_of
+    from .fields import abstract_of, authors_of, join_lines, title_of
 
     count = min(PAGES_READ, document.pages)
     pages: list[list[Line]] = []
@@ -160,10 +161,12 @@ def _read_fields(document: Document) -> PdfExtraction:
     abstract = abstract_of(pages, after)
     authors, authors_source = authors_of(first, after, document.metadata.get("Author", ""))
     stamp = _ARXIV_STAMP.search(rotated + " " + " ".join(line.text for line in first[:40]))
+    # A word broken at a line end is spelt as the pages read spell it elsewhere.
+    spelling = Spelling.of(join_lines(page) for page in pages)
     return PdfExtraction(
-        document.path, title=title.text if title else "",
+        document.path, title=mend_breaks(title.text, spelling) if title else "",
         title_source=title.source if title else "",
-        abstract=abstract.text if abstract else "",
+        abstract=mend_breaks(abstract.text, spelling) if abstract else "",
         abstract_source=abstract.source if abstract else "",
         authors=authors, authors_source=authors_source,
         arxiv_id=normalise_arxiv_id(stamp.group(1)) if stamp else "", pages=document.pages)

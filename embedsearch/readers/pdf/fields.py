@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .hyphens import BREAK
 from .layout import Line
 
 __all__ = ["Found", "abstract_of", "authors_of", "join_lines", "title_of"]
@@ -98,10 +99,11 @@ class Found:
 
 
 def join_lines(lines: Sequence[Line]) -> str:
-    """Lines as running text: a word hyphenated across a line end joined again."""
+    """Lines as running text; a word hyphenated across a line end is joined with a
+    `hyphens.BREAK` mark, which `hyphens.mend_breaks` turns into a hyphen or nothing."""
     parts: list[str] = []
     for line in lines:
-        parts.append(line.text if line.hyphenated else line.text + " ")
+        parts.append(line.text + BREAK if line.hyphenated else line.text + " ")
     return " ".join("".join(parts).split())
 
 
@@ -241,7 +243,7 @@ def _block_after(lines: Sequence[Line], start: int, first: Line | None = None,
     text = join_lines(taken)
     if first is None:
         return text
-    return (first_text + ("" if first.hyphenated else " ") + text).strip()
+    return (first_text + (BREAK if first.hyphenated else " ") + text).strip()
 
 
 def _paragraphs(lines: Sequence[Line]) -> list[list[Line]]:
