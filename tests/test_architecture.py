@@ -98,7 +98,7 @@ VOCABULARY = ("embedsearch.papers", "embedsearch.errors", "embedsearch.text",
 #: The faces over the engine (and the package's own face, which hands their names on).
 FACES = ("embedsearch.cli", "embedsearch.server", "embedsearch.integrations",
          "embedsearch.evaluation", "embedsearch.benchmark", "embedsearch.digests",
-         "embedsearch.feeds")
+         "embedsearch.feeds", "embedsearch.mails")
 
 
 def _within(name: str, rooms: tuple[str, ...]) -> bool:
