@@ -282,14 +282,18 @@ def test_math_and_emphasis_typeset_and_abstracts_cannot_inject(page: Any) -> Non
     assert page.locator(".abstract .katex").count() == 2  # $6\\times$ and $18\\times$
     assert "**" not in page.locator(".abstract").inner_text()
 
-    for path in ("#/paper/test%3Axss", f"#/search?q={QUERY.replace(' ', '+')}"):
+    # Each view is waited for by what only it shows: the paper page before it also had an
+    # abstract, which a busy machine's check saw before the new one was drawn.
+    xss_title = page.locator("h1.page-title", has_text="visual models")
+    for path, shown in (("#/paper/test%3Axss", xss_title),
+                        (f"#/search?q={QUERY.replace(' ', '+')}", page.locator(".result"))):
         page.goto(page.url.split("#")[0] + path)
-        page.wait_for_selector(".result, .abstract")
+        expect(shown.first).to_be_visible(timeout=WAIT_MS)
         page.wait_for_timeout(300)  # an injected onerror would have run by now
         assert page.locator("#view img, #view script, #view b").count() == 0
         assert page.evaluate("window.__pwned") is None
     page.goto(page.url.split("#")[0] + "#/paper/test%3Axss")
-    page.wait_for_selector(".abstract")
+    expect(xss_title).to_be_visible(timeout=WAIT_MS)
     assert '<img src=x onerror="window.__pwned=1">' in page.locator(".abstract").inner_text()
 
 
