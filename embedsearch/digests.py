@@ -4,8 +4,10 @@ window of time that match it, ranked, each with its evidence sentence.
 "Received" is what the index recorded at each write (`dates`, `Filters.added_after`),
 not a paper's year: a digest over the week's `add` lists what arrived this week,
 whatever its year. A digest lists what is worth reading, not always `k` papers: a hit
-is kept when it is at least `min_similarity` alike, the cosine of the query and the
-paper for a query, or of the paper and its nearest library paper for a library (see
+is kept when its score (`Hit.score`, the number it is shown and ordered by) is at least
+the watch's floor (`min_similarity`, or the default for its kind): for a query, hybrid's
+ranking on the cosine scale, so the words a paper shares with the query count as well as
+its meaning; for a library, the cosine of the paper and its nearest library paper (see
 `similarity_floor` for how the defaults were chosen).
 """
 
@@ -60,8 +62,8 @@ class DigestSection:
     def to_dict(self) -> dict[str, Any]:
         return {"watch": self.watch.name, "looks_for": self.watch.describe(),
                 "floor": self.floor, "arrived": self.arrived,
-                "hits": [{**hit.to_dict(), "similarity": round(hit.score, 4),
-                          "added": self.added.get(hit.paper.id, "")} for hit in self.hits]}
+                "hits": [{**hit.to_dict(), "added": self.added.get(hit.paper.id, "")}
+                         for hit in self.hits]}
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,8 @@ def _entry(feed: object, section: DigestSection, hit: Hit, index: str, until: st
 
 
 def digest_text(digest: Digest) -> str:
-    """The digest as plain text: per watch, its papers with score, venue and evidence."""
+    """The digest as plain text: per watch, its papers with score (and the cosine where
+    it differs), venue and evidence."""
     lines = [f"Papers added {_window(digest)}"]
     for section in digest.sections:
         lines += ["", f"== {section.watch.name}: {section.watch.describe()} "
@@ -95,7 +96,7 @@ def digest_text(digest: Digest) -> str:
         for hit in section.hits:
             where = ", ".join(p for p in (hit.paper.venue, str(hit.paper.year or "")) if p)
             lines.append(f"{hit.rank:>3}. {hit.paper.title}  [{hit.paper.id}]")
-            lines.append(f"     similarity {hit.score:.2f}"
+            lines.append(f"     score {hit.score:.2f}" + _cosine(hit)
                          + (f" · {where}" if where else "")
                          + (f" · {paper_link(hit.paper)}" if paper_link(hit.paper) else ""))
             if hit.evidence:
@@ -117,12 +118,19 @@ def digest_html(digest: Digest) -> str:
             title = (f"<a href=\"{e(link)}\">{e(hit.paper.title)}</a>" if link
                      else e(hit.paper.title))
             parts.append(f"<li><p><strong>{title}</strong> <small>{e(hit.paper.id)} · "
-                         f"similarity {hit.score:.2f}</small></p>"
+                         f"score {hit.score:.2f}{e(_cosine(hit))}</small></p>"
                          + (f"<blockquote>{e(hit.evidence)}</blockquote>" if hit.evidence
                             else "") + "</li>")
         parts.append("</ol>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _cosine(hit: Hit) -> str:
+    """The cosine beside the score, where they differ (a hybrid digest's)."""
+    if hit.similarity is None or round(hit.similarity, 2) == round(hit.score, 2):
+        return ""
+    return f" (cosine {hit.similarity:.2f})"
 
 
 def _window(digest: Digest) -> str:
@@ -135,4 +143,4 @@ def _count(section: DigestSection) -> str:
     if not section.arrived:
         return "nothing new"
     return (f"{shown} of the {section.arrived} new paper{'s' * (section.arrived != 1)} "
-            f"at similarity {section.floor:.2f} or more")
+            f"at score {section.floor:.2f} or more")

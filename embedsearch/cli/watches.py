@@ -38,8 +38,9 @@ def add_commands(command: Command, add_index: Adder, add_filters: Adder) -> None
                         help="instead of a query: papers like those of SOURCE (a .bib, "
                              ".ris, .jsonl ... file or zotero:DIR), kept with the watch "
                              "(repeatable)")
-    adding.add_argument("--min-similarity", type=float, metavar="COSINE",
-                        help="list only papers at least this alike (default: the floor "
+    adding.add_argument("--min-similarity", type=float, metavar="SCORE",
+                        help="list only papers scoring at least this, the score a digest "
+                             "shows, on the cosine scale (default: the floor "
                              "measured for its kind, a query's or a library's; `embedsearch "
                              "watch list` shows it)")
     adding.add_argument("--replace", action="store_true", help="replace a watch of that name")
@@ -84,7 +85,7 @@ def watch(args: argparse.Namespace) -> None:
                 print(json.dumps({key: value for key, value in item.to_dict().items()
                                   if key != "papers"}, ensure_ascii=False))
             else:
-                print(f"{item.name:<20} {item.describe()}  (similarity "
+                print(f"{item.name:<20} {item.describe()}  (score "
                       f"{similarity_floor(item):.3f} or more"
                       + (f"; last digest {item.last_digest})" if item.last_digest else ")"))
         if not kept and not args.json:
