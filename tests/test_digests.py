@@ -131,7 +131,8 @@ def test_a_digest_lists_what_arrived_since_and_is_alike(
     assert listed_right({hit.paper.id for hit in section.hits})  # the seeds are older
     assert all(hit.score >= QUERY_FLOOR for hit in section.hits)
     assert [hit.rank for hit in section.hits] == list(range(1, len(section.hits) + 1))
-    assert all(before < section.added[paper] <= found.until for paper in GNN_IDS)
+    assert set(section.added) == {hit.paper.id for hit in section.hits}
+    assert all(before < when <= found.until for when in section.added.values())
     # A watch of its own floor lists more, and one after the papers lists nothing.
     loose = Watch(name="loose", query="graph neural networks", min_similarity=-1.0)
     assert len(digest(engine, [loose], since=before).sections[0].hits) == 5
