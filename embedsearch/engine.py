@@ -357,8 +357,9 @@ class SearchEngine:
             diverse: re-rank for variety (maximal marginal relevance), so near-duplicates
                 do not fill the page.
             evidence: give each hit the sentence of its abstract that best matches.
-            min_score: leave out the hits less alike than this (`Hit.score`, the cosine of
-                query and paper): fewer than `k` then come back, or none.
+            min_score: leave out the hits scoring less than this (`Hit.score`, the number
+                they are ordered by, on the cosine scale): fewer than `k` then come back,
+                or none.
 
         Returns:
             The hits, a list of `Hit` (a table in Jupyter; `to_pandas()` for a DataFrame).
@@ -389,8 +390,8 @@ class SearchEngine:
             return []
         with self.snapshot() as view:
             examples = self._keys(view, positives)
-            # Lexical ranking needs no vector, but every hit's score is its cosine to
-            # the query (`Hit.score`), so the query is encoded in every mode.
+            # Lexical ranking needs no vector, but every hit's score is on the cosine
+            # scale of its candidates (`Hit.score`), so the query is encoded in every mode.
             vectors = self.encoder.encode_queries(texts)
             retriever = self._retriever(view)
             pulled = view.vectors(examples)
@@ -421,7 +422,8 @@ class SearchEngine:
             diverse: re-rank for variety, as for `search`.
             evidence: give each hit its sentence closest to the examples.
             method: clusters, mean, classifier or nearest (`recommending.METHODS`).
-            min_score: leave out the hits less alike than this (`Hit.score`).
+            min_score: leave out the hits scoring less than this (`Hit.score`: for a
+                recommendation, its cosine to its nearest example).
 
         Raises:
             PaperNotFoundError: an id the index lacks.

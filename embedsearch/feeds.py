@@ -22,16 +22,16 @@ from .papers import Paper
 from .results import Hit
 from .watching import Watch
 
-__all__ = ["atom_feed", "count_text", "digest_days", "digest_heading", "digest_text", "floor_text",
-           "index_name", "paper_link", "received_text", "watch_details", "watch_summary",
-           "window_start"]
+__all__ = ["atom_feed", "cosine_text", "count_text", "digest_days", "digest_heading",
+           "digest_text", "floor_text", "index_name", "paper_link", "received_text",
+           "watch_details", "watch_summary", "window_start"]
 
 _NAMESPACE = uuid.UUID("6f0b8a2e-4c1d-5e8f-9a3b-2d7c1e0f4a55")  # embedsearch's own
 _TITLE_CHARS = 300
 
 
 def floor_text(floor: float) -> str:
-    """A similarity floor as every face prints it (`watch list`, each digest format):
+    """A score floor as every face prints it (`watch list`, each digest format):
     three decimals, as the floors are chosen in steps of 0.025 (scripts/
     digest_threshold_study.py), which two would misprint (0.475 as 0.47)."""
     return f"{floor:.3f}"
@@ -64,9 +64,9 @@ def watch_summary(watch: Watch) -> dict[str, Any]:
 
 
 def watch_details(watch: Watch) -> str:
-    """What a watch lists, in words: "up to 20 papers at similarity 0.475 or more,
+    """What a watch lists, in words: "up to 20 papers at score 0.550 or more,
     years from 2024, venue ICLR"."""
-    return ", ".join([f"up to {watch.k} paper{'s' * (watch.k != 1)} at similarity "
+    return ", ".join([f"up to {watch.k} paper{'s' * (watch.k != 1)} at score "
                       f"{floor_text(similarity_floor(watch))} or more",
                       *watch.filters.describe()])
 
@@ -92,7 +92,7 @@ def atom_feed(digest: Digest, *, index: str, self_url: str = "", page_url: str =
     feed.id(_urn(index, *(section.watch.name for section in chosen)))
     feed.title(f"embedsearch: new papers for {names}")
     feed.subtitle(" · ".join(f"{s.watch.name}: {s.watch.describe()} "
-                             f"(similarity {floor_text(s.floor)} or more)" for s in chosen)
+                             f"(score {floor_text(s.floor)} or more)" for s in chosen)
                   or "no watch")
     feed.author(name="embedsearch")
     feed.updated(digest.until)
@@ -149,7 +149,7 @@ def count_text(section: DigestSection) -> str:
         return "nothing new"
     listed = len(section.hits) or "none"
     return (f"{listed} of the {section.arrived} new paper{'s' * (section.arrived != 1)} "
-            f"at similarity {floor_text(section.floor)} or more")
+            f"at score {floor_text(section.floor)} or more")
 
 
 def digest_text(digest: Digest, *, page_url: str = "") -> str:
@@ -163,8 +163,8 @@ def digest_text(digest: Digest, *, page_url: str = "") -> str:
             where = ", ".join(p for p in (hit.paper.venue, str(hit.paper.year or "")) if p)
             link = paper_link(hit.paper, page_url)
             lines.append(f"{hit.rank:>3}. {hit.paper.title}  [{hit.paper.id}]")
-            lines.append(f"     similarity {hit.score:.2f}" + (f" · {where}" if where else "")
-                         + (f" · {link}" if link else ""))
+            lines.append(f"     score {hit.score:.2f}" + cosine_text(hit)
+                         + (f" · {where}" if where else "") + (f" · {link}" if link else ""))
             if hit.evidence:
                 lines.append(f"     “{hit.evidence}”")
     return "\n".join(lines) + "\n"
@@ -176,3 +176,11 @@ def received_text(digest: Digest) -> str:
     start = window_start(digest)
     until = f"up to {moment_in_words(digest.until)}"
     return f"after {moment_in_words(start)}, {until}" if start else until
+
+
+def cosine_text(hit: Hit) -> str:
+    """The cosine beside the score, where they differ (a hybrid digest's): " (cosine
+    0.42)"."""
+    if hit.similarity is None or round(hit.similarity, 2) == round(hit.score, 2):
+        return ""
+    return f" (cosine {hit.similarity:.2f})"

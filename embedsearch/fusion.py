@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FUSION_DEPTH", "LEXICAL_WEIGHT", "fuse", "mmr"]
+__all__ = ["FUSION_DEPTH", "LEXICAL_WEIGHT", "cosine_scale", "fuse", "mmr"]
 
 LEXICAL_WEIGHT = 0.6
 FUSION_DEPTH = 50
@@ -22,6 +22,7 @@ FUSION_DEPTH = 50
 #: a paper already shown (cosine ~0.99) loses to any candidate less than ~0.5 less
 #: relevant; at 0.7, as often used, two copies of one abstract still filled a page.
 MMR_LAMBDA = 0.5
+_NEAR_ONE = 1 - 1e-6  # artanh(1) is infinite: a paper and its own copy
 
 Ranked = tuple[NDArray[np.float32], NDArray[np.int64]]
 
@@ -55,6 +56,24 @@ def fuse(lexical: Ranked, dense: Ranked, weight: float = LEXICAL_WEIGHT) -> Rank
     fused = weight * parts[0] + (1 - weight) * parts[1]
     order = np.lexsort((keys, -fused))
     return fused[order].astype(np.float32), keys[order]
+
+
+def cosine_scale(ranking: NDArray[np.floating], cosines: NDArray[np.floating]
+                 ) -> NDArray[np.float32]:
+    """A ranking's scores (BM25, a fused z-score) put on the cosine scale of the same
+    candidates: z-scored over them, then given their cosines' mean and spread (moment
+    matching), in Fisher's z (artanh) so the result stays within (-1, 1).
+
+    The map is increasing, so the order is the ranking's; a candidate ranked as high as
+    the pool's best cosine scores about that cosine, and one ranked above it by strong
+    shared words scores above its own cosine. A pool of one keeps its cosine. Matched
+    on the cosines themselves, a title query's exact match (a fused z of 10 among 90
+    candidates) scored 1.14 on the dev queries; in artanh it nears 1 without passing."""
+    if len(ranking) == 0:
+        return np.zeros(0, np.float32)
+    fisher = np.arctanh(np.clip(np.asarray(cosines, np.float64), -_NEAR_ONE, _NEAR_ONE))
+    mean, spread = float(np.mean(fisher)), float(np.std(fisher))
+    return np.tanh(mean + spread * _z(np.asarray(ranking, np.float32))).astype(np.float32)
 
 
 def mmr(relevance: NDArray[np.floating], vectors: NDArray[np.float32], k: int,

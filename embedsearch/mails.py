@@ -1,5 +1,5 @@
 """A digest as an HTML mail: a heading in words, a section per saved search, each paper's
-title a link, its authors, venue, year and similarity, and the sentence that matched.
+title a link, its authors, venue, year and score, and the sentence that matched.
 
 Mail clients drop a `<style>` block or rewrite it (Gmail keeps only some of it,
 Outlook's Word engine most of none), so every element carries its own inline style,
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from .dates import day_in_words
 from .digests import Digest, DigestSection
 from .feeds import (
+    cosine_text,
     count_text,
     digest_days,
     digest_heading,
@@ -106,7 +107,8 @@ def _item(hit: Hit, page_url: str) -> str:
     meta = " · ".join(part for part in (_authors(paper.authors),
                                         " ".join(p for p in (paper.venue, str(paper.year or ""))
                                                  if p),
-                                        f"similarity {hit.score:.2f}", paper.id) if part)
+                                        f"score {hit.score:.2f}{cosine_text(hit)}", paper.id)
+                        if part)
     quote = _tag("p", "quote", f"“{e(hit.evidence)}”") if hit.evidence else ""
     return _tag("li", "item", f"{title}<br>{_tag('span', 'meta', e(meta))}{quote}")
 

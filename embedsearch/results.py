@@ -42,17 +42,21 @@ class Reason:
 
 @dataclass(frozen=True)
 class Hit:
-    """One result: its 1-based rank, how alike it is (`score`), the paper, and why.
+    """One result: its 1-based rank, its score, the paper, and why.
 
-    `score` is a similarity a person can read and compare across queries and modes: the
-    cosine of the query's vector and the paper's (for `similar`, of the given papers'
-    direction and the paper; for a recommendation from a library, of the paper and its
-    nearest library paper). It lies in [-1, 1], in practice about 0.1 to 0.8 for the
-    bundled model, so "at least 0.5" means the same on every query (`min_score`).
+    `score` is the number the hits are ordered by, on the cosine scale, so it never
+    rises down a list and reads alike across queries and modes (`min_score` keeps to
+    it). For a dense search it is the cosine of the query's vector and the paper's (for
+    `similar`, of the given papers' direction and the paper); for a recommendation from
+    example papers, the cosine of the paper and its nearest example (the method chooses
+    which papers, they are shown by this); for hybrid and lexical search it is the
+    ranking's score (the fused z-score, BM25) mapped onto the cosines of the same
+    candidates (`fusion.cosine_scale`), so a paper ranked high by strong shared words
+    scores above its own cosine. It lies in (-1, 1), in practice about 0.1 to 0.95 for
+    the bundled model (docs/explanation/search-quality.md says what each band holds).
 
-    `rank_score` is what the hits are ordered by, which only compares hits of one
-    query: the cosine for dense search, BM25 for lexical, the fused z-score for hybrid
-    (relative to the other hits, it can be negative). `lexical_score` (BM25) is given
+    `similarity` is the cosine itself (query and paper, or the paper and its nearest
+    example), None for a search without a vector; `lexical_score` (BM25) is given
     whenever the search computed it. `evidence` is the abstract's sentence that best
     matches the query, and `evidence_terms` the words of it that match. A
     recommendation from example papers has `because`: the (up to three) examples
@@ -63,7 +67,7 @@ class Hit:
     rank: int
     score: float
     paper: Paper
-    rank_score: float | None = None
+    similarity: float | None = None
     lexical_score: float | None = None
     evidence: str | None = None
     evidence_terms: tuple[str, ...] = ()
@@ -113,8 +117,10 @@ def hit_record(hit: Hit, **extra: Any) -> dict[str, Any]:
     """One hit as JSON-ready data: the shape every JSON output of a hit has."""
     data = hit.to_dict()
     data["score"] = round(hit.score, 6)
-    if hit.rank_score is not None:
-        data["rank_score"] = round(hit.rank_score, 6)
+    for name in ("similarity", "lexical_score"):
+        value = getattr(hit, name)
+        if value is not None:
+            data[name] = round(value, 6)
     return {**data, **extra}
 
 

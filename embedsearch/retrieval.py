@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from .errors import QueryError
 from .evidence import find_evidence
 from .filters import Filters
-from .fusion import FUSION_DEPTH, fuse, mmr
+from .fusion import FUSION_DEPTH, cosine_scale, fuse, mmr
 from .results import Hit, Reason
 from .storage import Ranked, View
 
@@ -124,26 +124,23 @@ class Request:
     reasons: Reasons | None = None
 
 
-def _relevance(scores: NDArray[np.float32], vectors: NDArray[np.float32],
-               query: NDArray[np.float32] | None) -> NDArray[np.float64]:
-    """Relevance on the cosine scale for diversity: cosine to the query vector, or for a
-    lexical search the BM25 scores scaled to [0, 1]."""
-    if query is not None:
-        return np.asarray(vectors @ query, dtype=np.float64)
+def _scaled(scores: NDArray[np.float32]) -> NDArray[np.float32]:
+    """BM25 scores scaled to [0, 1]: relevance for diversity when there is no vector."""
     low, high = float(scores.min()), float(scores.max())
     scaled = (scores - low) / (high - low) if high > low else np.ones(len(scores))
-    return np.asarray(scaled, dtype=np.float64)
+    return np.asarray(scaled, dtype=np.float32)
 
 
-def _similarity(at: int, dense: NDArray[np.float32] | None,
-                because: list[tuple[tuple[Reason, ...], str | None]] | None,
-                ranked: float) -> float:
-    """Hit `at`'s readable similarity (see `Hit.score`): to its nearest library paper
-    for a recommendation, else to the request's vector; the ranking score only for a
-    request without a vector."""
-    if because and because[at][0]:
-        return because[at][0][0].similarity
-    return float(dense[at]) if dense is not None else float(ranked)
+def _similarities(dense: NDArray[np.float32] | None,
+                  because: list[tuple[tuple[Reason, ...], str | None]] | None,
+                  count: int) -> list[float | None]:
+    """Each hit's cosine (see `Hit.similarity`): to its nearest library paper for a
+    recommendation, else to the request's vector; None without a vector."""
+    if because:
+        return [reasons[0].similarity if reasons else None for reasons, _ in because]
+    if dense is not None:
+        return [float(value) for value in dense]
+    return [None] * count
 
 
 class Retriever:
@@ -154,31 +151,43 @@ class Retriever:
         self._view, self._encode = view, encode
 
     def _rank(self, request: Request, k: int, mode: str, filters: Filters | None,
-              diverse: bool) -> tuple[Ranked, Ranked | None]:
-        """The ranking (scores, keys) truncated to `k`, and the lexical ranking it drew
-        on, if any: its scores are the hits' BM25 scores, so they are not asked of the
-        storage again (a round trip to Milvus)."""
+              diverse: bool) -> tuple[Ranked, Ranked | None, bool]:
+        """The `k` papers chosen with their ranking's scores, best first; the lexical
+        ranking the choice drew on, if any (its scores are the hits' BM25 scores, so
+        they are not asked of the storage again: a round trip to Milvus); and whether
+        the scores were put on the cosine scale (`Hit.score`)."""
         depth = max(FUSION_DEPTH, k * (DIVERSE_POOL if diverse else 1))
-        view, exclude = self._view, request.exclude
+        view, exclude, vector = self._view, request.exclude, request.vector
         lexical: Ranked | None = None
-        if mode == "lexical" or request.vector is None:
+        if mode == "lexical" or vector is None:
             if not request.text:
                 raise QueryError("a lexical search needs query text", parameter="query")
             ranked = lexical = view.lexical(request.text, depth, filters, exclude)
         elif request.ranker is not None:
             ranked = request.ranker(view, depth, filters, exclude)
         elif mode == "dense" or not request.text:
-            ranked = view.dense(request.vector, depth, filters, exclude)
+            ranked = view.dense(vector, depth, filters, exclude)
         else:
             lexical = view.lexical(request.text, depth, filters, exclude)
-            ranked = fuse(lexical, view.dense(request.vector, depth, filters, exclude))
-        if diverse and len(ranked[1]):
-            vectors = view.vectors(ranked[1])
-            relevance = _relevance(ranked[0], vectors,
-                                   None if lexical is ranked else request.vector)
-            order = mmr(relevance, vectors, k)
-            ranked = ranked[0][order], ranked[1][order]
-        return (ranked[0][:k], ranked[1][:k]), lexical
+            ranked = fuse(lexical, view.dense(vector, depth, filters, exclude))
+        rescale = vector is not None and request.ranker is None and lexical is not None
+        if not len(ranked[1]):
+            return ranked, lexical, rescale
+        # BM25 or a fused z-score only compares the hits of one query: shown as a score,
+        # it is put on the cosine scale of its candidates (`cosine_scale`). A dense
+        # ranking's scores are cosines already; a recommendation's are its method's,
+        # replaced in `_hits` by each hit's cosine to its nearest library paper.
+        vectors = view.vectors(ranked[1]) if rescale or diverse else None
+        if rescale and vectors is not None and vector is not None:
+            ranked = cosine_scale(ranked[0], vectors @ vector), ranked[1]
+        if diverse and vectors is not None:
+            # MMR chooses which k papers, weighing the cosine to the query against the
+            # closest pick (`MMR_LAMBDA` was tuned so); they are then shown by score.
+            relevance = vectors @ vector if vector is not None else _scaled(ranked[0])
+            chosen = mmr(relevance, vectors, k)
+            chosen = chosen[np.argsort(-ranked[0][chosen], kind="stable")]
+            ranked = ranked[0][chosen], ranked[1][chosen]
+        return (ranked[0][:k], ranked[1][:k]), lexical, rescale
 
     def _lexical_scores(self, text: str, keys: NDArray[np.int64],
                         lexical: Ranked | None) -> NDArray[np.float32]:
@@ -211,7 +220,7 @@ class Retriever:
 
     def _hits(self, request: Request, k: int, mode: str, filters: Filters | None,
               diverse: bool, evidence: bool) -> list[Hit]:
-        (scores, keys), lexical_ranking = self._rank(request, k, mode, filters, diverse)
+        (scores, keys), lexical_ranking, rescaled = self._rank(request, k, mode, filters, diverse)
         view = self._view
         papers = view.papers(int(key) for key in keys)
         # A storage written in place (Milvus) may lose a paper to another process between
@@ -231,13 +240,18 @@ class Retriever:
                                request.evidence_text, view.words, request.vector,
                                self._encode, shared=request.text is None)
                  if evidence else None)
+        similarity = _similarities(dense, because, len(keys))
+        # A dense search and a recommendation show a cosine (see `_rank`); a list whose
+        # method's order is not that score (clusters in turns) is shown best first by it.
+        shown = [float(score) if rescaled or value is None else value
+                 for value, score in zip(similarity, scores)]
+        order = sorted(range(len(keys)), key=lambda i: -shown[i])
         return [
-            Hit(rank, _similarity(i, dense, because, score), papers[int(key)],
-                rank_score=float(score),
+            Hit(rank, shown[i], papers[int(keys[i])], similarity=similarity[i],
                 lexical_score=float(lexical[i]) if lexical is not None else None,
                 evidence=found[i].sentence if found else None,
                 evidence_terms=found[i].terms if found else (),
                 because=because[i][0] if because else (),
                 group=because[i][1] if because else None)
-            for i, (rank, score, key) in enumerate(zip(range(1, len(keys) + 1), scores, keys))
+            for rank, i in enumerate(order, 1)
         ]

@@ -53,7 +53,8 @@ class Watch:
     a recommendation profile), that pass `filters`.
 
     A digest lists, for each watch, at most `k` papers the index received since a time,
-    those at least `min_similarity` alike (None: the digest's rule, see `digests`).
+    those scoring at least `min_similarity` (`Hit.score`, on the cosine scale; None: the
+    digest's rule, see `digests`).
     `last_digest` is the instant of the last digest that was marked read (`--since-last`
     starts there); `source` says where a profile's papers came from (a file name).
     """
@@ -122,7 +123,7 @@ def check_watch(watch: Watch) -> Watch:
     if not 1 <= watch.k <= 200:
         raise QueryError(f"k must be between 1 and 200, got {watch.k}", parameter="k")
     if watch.min_similarity is not None and not -1 <= watch.min_similarity <= 1:
-        raise QueryError("min_similarity is a cosine, between -1 and 1",
+        raise QueryError("min_similarity is a score on the cosine scale, between -1 and 1",
                          parameter="min_similarity")
     return watch
 

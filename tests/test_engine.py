@@ -47,8 +47,8 @@ def test_scores_are_cosine_similarities(seed_engine: SearchEngine,
     vectors = encoder.encode_documents([query] + texts)
     expected = vectors[1:] @ vectors[0]
     assert np.allclose([hit.score for hit in hits], expected, atol=1e-4)
-    assert np.allclose([hit.rank_score for hit in hits], expected, atol=1e-4)
-    hybrid = {h.paper.id: h.score for h in seed_engine.search(query, k=38)}
+    assert np.allclose([hit.similarity for hit in hits], expected, atol=1e-4)
+    hybrid = {h.paper.id: h.similarity for h in seed_engine.search(query, k=38)}
     assert np.allclose([hybrid[h.paper.id] for h in hits], expected, atol=1e-4)
 
 

@@ -26,14 +26,14 @@ def _collapsed(text: str) -> str:
 def test_every_mode_ranks_and_explains(seed_engine: SearchEngine, mode: str) -> None:
     hits = seed_engine.search("visual prompting", k=5, mode=mode)
     assert hits[0].paper.id == LORVP
-    ranked = [hit.rank_score for hit in hits]
+    ranked = [hit.score for hit in hits]
     assert ranked == sorted(ranked, reverse=True)
-    # The score is the cosine of query and paper in every mode, lexical too.
+    # The similarity is the cosine of query and paper in every mode, lexical too.
     vector = seed_engine.encoder.encode_queries(["visual prompting"])[0]
     with seed_engine.snapshot() as view:
         keys = view.keys_of([hit.id for hit in hits])
         stored = view.vectors(np.array([keys[hit.id] for hit in hits]))
-    assert np.allclose([hit.score for hit in hits], stored @ vector, atol=1e-4)
+    assert np.allclose([hit.similarity for hit in hits], stored @ vector, atol=1e-4)
     for hit in hits:
         assert hit.evidence and hit.evidence in _collapsed(hit.paper.abstract)
         assert all(term.lower() in hit.evidence.lower() for term in hit.evidence_terms)

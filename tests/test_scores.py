@@ -1,6 +1,9 @@
-"""What a reader sees of a hit: a score comparable across queries and modes (the cosine
-of query and paper), the ranking score under its own name, `min_score` in every face,
-the paper's fields on the hit itself, and lists of hits and papers that print briefly."""
+"""What a reader sees of a hit: a score that orders the hits and reads on the cosine
+scale (the cosine itself for dense search and recommendations, the ranking moment-matched
+to its candidates' cosines for hybrid and lexical), the cosine under its own name,
+`min_score` in every face, the paper's fields on the hit itself, and lists of hits and
+papers that print briefly. (That every face shows the score best first:
+test_score_order.py.)"""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from tests.conftest import CliResult
 QUERY = "visual prompting for pre-trained image models"
 
 
-def test_the_score_is_the_cosine_in_every_mode_and_rank_score_orders(
+def test_the_score_orders_on_the_cosine_scale_and_similarity_is_the_cosine(
         seed_engine: SearchEngine) -> None:
     vector = seed_engine.encoder.encode_queries([QUERY])[0]
     for mode in ("hybrid", "dense", "lexical"):
@@ -26,17 +29,28 @@ def test_the_score_is_the_cosine_in_every_mode_and_rank_score_orders(
         with seed_engine.snapshot() as view:
             keys = view.keys_of([hit.id for hit in hits])
             stored = view.vectors(np.array([keys[hit.id] for hit in hits]))
-        assert np.allclose([hit.score for hit in hits], stored @ vector, atol=1e-4), mode
-        ranked = [hit.rank_score for hit in hits]
+        assert np.allclose([hit.similarity for hit in hits], stored @ vector, atol=1e-4), mode
+        ranked = [hit.score for hit in hits]
         assert ranked == sorted(ranked, reverse=True), mode
+        if mode == "dense":
+            assert ranked == [hit.similarity for hit in hits]
+    # k=38 ranks the whole seed index, every paper a candidate: the scores then have the
+    # mean and spread of the cosines in Fisher's z (moment matching in artanh), within
+    # (-1, 1), and a paper ranked up by the words it shares scores above its cosine.
     hybrid = seed_engine.search(QUERY, k=38)
-    assert min(hit.rank_score or 0 for hit in hybrid) < 0 < min(hit.score for hit in hybrid)
+    scores = np.array([hit.score for hit in hybrid])
+    cosines = np.array([hit.similarity for hit in hybrid], dtype=np.float64)
+    assert len(hybrid) == 38 and not np.allclose(scores, cosines, atol=1e-3)
+    assert np.isclose(np.arctanh(scores).mean(), np.arctanh(cosines).mean(), atol=1e-4)
+    assert np.isclose(np.arctanh(scores).std(), np.arctanh(cosines).std(), atol=1e-4)
+    assert -1 < scores.min() and scores.max() < 1
+    assert any(hit.score > hit.similarity for hit in hybrid[:5])  # type: ignore[operator]
 
 
 def test_min_score_keeps_the_hits_at_least_that_alike(
         seed_engine: SearchEngine, cli: Callable[..., CliResult], seed_index: Path) -> None:
     every = seed_engine.search(QUERY, k=20)
-    floor = sorted(hit.score for hit in every)[-5]  # the fifth best similarity
+    floor = sorted(hit.score for hit in every)[-5]  # the fifth best score
     kept = seed_engine.search(QUERY, k=20, min_score=floor)
     assert [hit.id for hit in kept] == [hit.id for hit in every if hit.score >= floor]
     assert [hit.rank for hit in kept] == list(range(1, len(kept) + 1)) and len(kept) == 5

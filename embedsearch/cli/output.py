@@ -6,9 +6,10 @@ The readable list shows a paper's text as words (`text.plain_text`: "80%", not
 ellipsis; dim and italic on a terminal). JSON, CSV and BibTeX keep the text as stored.
 
 The JSON shape is a contract for scripts: each hit has rank (1-based), id, score
-(cosine similarity, higher is closer, descending), title, abstract, year, venue and the
-other paper fields; batch searches add query_index (0-based line) and query. CSV has
-the same fields as columns (`exporting.to_csv`).
+(what the hits are ordered by, on the cosine scale: descending, see `results.Hit`),
+title, abstract, year, venue and the other paper fields, and similarity (the cosine);
+batch searches add query_index (0-based line) and query. CSV has the same fields as
+columns (`exporting.to_csv`).
 """
 
 from __future__ import annotations

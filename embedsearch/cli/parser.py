@@ -151,9 +151,10 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
                              "duplicates do not fill the page")
     parser.add_argument("--no-evidence", action="store_true",
                         help="skip finding each hit's best-matching sentence")
-    parser.add_argument("--min-score", type=float, metavar="COSINE",
-                        help="only papers at least this alike: the score, the cosine of "
-                             "query and paper (e.g. 0.5; comparable across queries)")
+    parser.add_argument("--min-score", type=float, metavar="SCORE",
+                        help="only papers scoring at least this: the score shown, which "
+                             "orders the hits, on the cosine scale (e.g. 0.5; comparable "
+                             "across queries)")
     shape = parser.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true",
                        help="one JSON object per hit and line (rank, id, score, title, ...)")

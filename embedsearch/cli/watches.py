@@ -43,10 +43,13 @@ def add_commands(command: Command, add_index: Adder, add_filters: FiltersAdder) 
                         help="instead of a query: papers like those of SOURCE (a .bib, "
                              ".ris, .jsonl ... file or zotero:DIR), kept with the watch "
                              "(repeatable)")
-    adding.add_argument("--min-similarity", type=float, metavar="COSINE",
-                        help="list only papers at least this alike (default: the floor "
+    # --min-similarity: its name while the floor compared the cosine; kept as an alias.
+    adding.add_argument("--min-score", "--min-similarity", dest="min_similarity", type=float,
+                        metavar="SCORE",
+                        help="list only papers scoring at least this, the score a digest "
+                             "shows, on the cosine scale (default: the floor "
                              "measured for its kind, a query's or a library's; `embedsearch "
-                             "watch list` shows it)")
+                             "watch list` shows it; --min-similarity is its old name)")
     adding.add_argument("--replace", action="store_true", help="replace a watch of that name")
     add_filters(adding, WATCH_K)
     # `watch add` reads --from files as `similar` does, without its reading options.
@@ -54,7 +57,7 @@ def add_commands(command: Command, add_index: Adder, add_filters: FiltersAdder) 
     listing = actions.add_parser("list", help="List the saved searches.",
                                  description="List the saved searches: what each looks "
                                              "for, the most papers it lists (-k), its "
-                                             "similarity floor, its filters and its last "
+                                             "score floor, its filters and its last "
                                              "digest read.")
     listing.add_argument("--json", action="store_true", help="one JSON object per watch")
     removing = actions.add_parser("remove", help="Forget a saved search.",

@@ -81,7 +81,8 @@ Keyword = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
                     Query(max_length=LIMITS.filter_values,
                           description="only papers with one of these author keywords")]
 MinScore = Annotated[float | None, Query(ge=-1, le=1, description=(
-    "only papers at least this alike: the hit's score, the cosine of query and paper"))]
+    "only papers scoring at least this: the hit's score, the number hits are ordered by, "
+    "on the cosine scale"))]
 Collection = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
                        Query(max_length=LIMITS.filter_values,
                              description="only papers in one of these collections or their "

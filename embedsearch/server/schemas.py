@@ -105,7 +105,7 @@ class ReasonOut(BaseModel):
 _HIT_TYPES: dict[str, Any] = {
     "rank": (int, ...),
     "score": (float, ...),
-    "rank_score": (float | None, None),
+    "similarity": (float | None, None),
     "lexical_score": (float | None, None),
     "evidence": (str | None, None),
     "evidence_terms": (list[str] | None, None),
@@ -121,12 +121,12 @@ _HIT_EXTRAS: dict[str, Any] = {
 }
 
 
-_HIT_DOC = """One result: rank (1-based), score (the similarity of query and paper, a cosine
-comparable across queries and modes; for a recommendation, to its nearest example),
-rank_score (what the hits are ordered by: the fused z-score for hybrid, cosine for
-dense, BM25 for lexical; relative to the other hits), the paper, the BM25 score and the
-evidence sentence; batch results add query_index and query, similar-paper results
-query_id."""
+_HIT_DOC = """One result: rank (1-based), score (what the hits are ordered by, on the cosine
+scale, so it never rises down a list: the cosine of query and paper for dense search,
+the fused or BM25 ranking mapped onto its candidates' cosines for hybrid and lexical,
+the cosine to its nearest example for a recommendation), the paper, similarity (the
+cosine itself), the BM25 score and the evidence sentence; batch results add query_index
+and query, similar-paper results query_id."""
 
 
 def _hit_model() -> type[BaseModel]:
@@ -221,9 +221,6 @@ class WatchOut(BaseModel):
 
 
 class DigestHitOut(HitOut):
-    #: What the digest's floor compares: the cosine of query and paper, or of the paper
-    #: and its nearest library paper.
-    similarity: float
     #: When the index received the paper (UTC, ISO 8601).
     added: str
 
@@ -234,7 +231,7 @@ class DigestSectionOut(BaseModel):
     #: Where this watch's window starts (UTC, ISO 8601): the digest's `since`, or the
     #: watch's last digest read on the command line ('' for the index's first paper).
     since: str
-    #: The least similarity listed.
+    #: The least score listed (the floor compares `score`, the number hits are ordered by).
     floor: float
     #: How many papers the index received in the window that pass the watch's filters.
     arrived: int

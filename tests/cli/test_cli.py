@@ -23,11 +23,12 @@ HIT_FIELDS = {"rank", "id", "score", "title", "abstract", "year", "venue"}
 def assert_ranked(hits: list[dict[str, object]], k: int) -> None:
     assert len(hits) == k
     assert [hit["rank"] for hit in hits] == list(range(1, k + 1))
-    # Hits come by rank_score (the mode's ranking); score is the cosine, in [-1, 1].
-    ranked = [float(hit["rank_score"]) for hit in hits]  # type: ignore[arg-type]
+    # Hits come by score (the mode's ranking, on the cosine scale); similarity is the
+    # cosine, in [-1, 1].
+    ranked = [float(hit["score"]) for hit in hits]  # type: ignore[arg-type]
     assert ranked == sorted(ranked, reverse=True)
     for hit in hits:
-        assert -1 <= float(hit["score"]) <= 1  # type: ignore[arg-type]
+        assert -1 <= float(hit["similarity"]) <= 1  # type: ignore[arg-type]
         assert HIT_FIELDS <= set(hit)
         assert isinstance(hit["id"], str) and isinstance(hit["abstract"], str)
         assert isinstance(hit["year"], int) and hit["venue"] == "ICLR"

@@ -145,7 +145,7 @@ def test_finds_the_paper_by_meaning_in_every_mode(engine: SearchEngine) -> None:
         # BM25 alone ranks another prompting paper first; it still finds this one.
         assert LORVP in [h.paper.id for h in hits][: 1 if mode != "lexical" else 5], mode
         assert [hit.rank for hit in hits] == list(range(1, len(hits) + 1))
-        ranked = [hit.rank_score for hit in hits]
+        ranked = [hit.score for hit in hits]
         assert ranked == sorted(ranked, reverse=True)
     paraphrase = "tuning a few parameters added to images to adapt a pretrained network"
     assert engine.search(paraphrase, k=3, mode="dense")[0].paper.id == LORVP
@@ -165,7 +165,7 @@ def test_dense_scores_are_cosines_and_agree_with_exact_search(
         scores, rows = exact_search(vectors, np.arange(len(papers)), vector[None, :], 10)
         assert [hit.paper.id for hit in hits] == [papers[int(r)].id for r in rows[0]]
         assert np.allclose([hit.score for hit in hits], scores[0], atol=1e-4)
-        assert np.allclose([hit.rank_score for hit in hits], scores[0], atol=1e-4)
+        assert np.allclose([hit.similarity for hit in hits], scores[0], atol=1e-4)
 
 
 def test_lexical_scores_and_evidence(engine: SearchEngine) -> None:

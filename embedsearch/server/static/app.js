@@ -165,14 +165,15 @@
   // -- results ---------------------------------------------------------------------------
   function scoreMeta(hit) {
     if (typeof hit.score !== "number") return null;
-    // The score is the cosine of query and paper: comparable across queries and modes.
+    // The score is what the results are ordered by, on the cosine scale (so it never
+    // rises down the list); the cosine of query and paper itself is in the tooltip.
     const bar = el("i");
     bar.style.width = `${(Math.max(0, Math.min(1, hit.score)) * 100).toFixed(0)}%`;
-    const ranked = typeof hit.rank_score === "number"
-      ? `; ranked by ${hit.rank_score.toFixed(3)} (relative to the other results)` : "";
-    return el("span", { class: "score", title: `similarity to the query (cosine)${ranked}` },
+    const cosine = typeof hit.similarity === "number"
+      ? `; cosine similarity ${hit.similarity.toFixed(3)}` : "";
+    return el("span", { class: "score", title: `ranking score on the cosine scale${cosine}` },
       el("span", { class: "score-bar", "aria-hidden": "true" }, bar),
-      `similarity ${hit.score.toFixed(2)}`);
+      `score ${hit.score.toFixed(2)}`);
   }
 
   function resultItem(hit, rank, query) {

@@ -216,12 +216,13 @@
       for (const hit of hits) {
         if (exclude.has(hit.id)) continue;
         const score = hit.score - NEGATIVE_WEIGHT * Math.max(0, against.get(hit.id) ?? 0);
-        if (!best.has(hit.id) || best.get(hit.id).rank_score < score) {
-          best.set(hit.id, { ...hit, rank_score: score, because: id });
+        // The merged score is the one shown, so the list is ordered by what it shows.
+        if (!best.has(hit.id) || best.get(hit.id).score < score) {
+          best.set(hit.id, { ...hit, score, because: id });
         }
       }
     }
-    return [...best.values()].sort((a, b) => b.rank_score - a.rank_score).slice(0, k)
+    return [...best.values()].sort((a, b) => b.score - a.score).slice(0, k)
       .map((hit, i) => ({ ...hit, rank: i + 1 }));
   }
 
