@@ -49,6 +49,11 @@ class Backend(ABC):
     name: ClassVar[str]
     #: Batch size that measured fastest for this backend on these machines.
     batch_size: ClassVar[int] = 32
+    #: Whether a text's vector is the same alone and in a batch (up to padding's
+    #: rounding). A backend whose vectors depend on their batch makes a query's answer
+    #: depend on the queries it is batched with: `auto` never picks one, and its queries
+    #: are encoded one per call (see `Encoder.encode_queries`).
+    batch_invariant: ClassVar[bool] = True
 
     def __init__(self, spec: ModelSpec, *, cache_root: Path, threads: int) -> None:
         self.spec = spec

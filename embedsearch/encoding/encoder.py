@@ -135,8 +135,14 @@ class Encoder:
 
     def encode_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Vectors of a few queries, with the query prompt, in one batch, without the
-        cache."""
-        return self._backend.encode_batch(list(texts), role="query", prompt=self.prompts.query)
+        cache; one call each on a backend whose vectors depend on their batch, so that a
+        query's answer never depends on the queries searched beside it."""
+        texts = list(texts)
+        if self._backend.batch_invariant or len(texts) < 2:
+            return self._backend.encode_batch(texts, role="query", prompt=self.prompts.query)
+        return np.concatenate([self._backend.encode_batch([text], role="query",
+                                                          prompt=self.prompts.query)
+                               for text in texts])
 
     def encode_document_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Vectors of one batch of documents, with the document prompt, without the cache

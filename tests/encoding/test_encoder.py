@@ -141,6 +141,21 @@ def test_auto_prefers_fidelity_only_between_equally_fast_backends() -> None:
     assert pick_backend(wrong) == "torch"
 
 
+def test_auto_never_picks_a_backend_whose_vectors_depend_on_their_batch(
+        seed_texts: list[str]) -> None:
+    # onnx-int8 measured fastest on a loaded machine, and the server's batched searches
+    # then answered otherwise than single ones: however fast, it is not picked.
+    fastest = {name: {"per_second": speed, "mean_cosine": cosine, "agrees": True}
+               for name, speed, cosine in (("torch", 20.0, 1.0), ("onnx", 30.0, 1.0),
+                                           ("onnx-int8", 90.0, 0.994))}
+    assert pick_backend(fastest) == "onnx"
+    # Named, its queries are encoded one per call: each as it is alone.
+    encoder = Encoder(backend="onnx-int8", cache=False)
+    together = encoder.encode_queries(seed_texts[:6])
+    alone = np.concatenate([encoder.encode_queries([text]) for text in seed_texts[:6]])
+    assert np.array_equal(together, alone)
+
+
 def test_index_records_the_concrete_backend_and_refuses_another(seed_index: Path) -> None:
     manifest = json.loads((seed_index / "manifest.json").read_text())
     built = manifest["model"]["backend"]

@@ -230,7 +230,7 @@ def test_the_page_in_headless_chromium(live: str, tmp_path: Path) -> None:
             assert "Visual prompting" in first.inner_text()
             assert page.locator(".result").count() == 20
             meta = page.locator(".result .meta").first.inner_text()
-            assert re.search(r"similarity \d\.\d\d", meta)
+            assert re.search(r"score \d\.\d\d", meta)
             # The evidence sentence, its matching words marked.
             assert page.locator(".result .evidence mark").count() > 0
             page.screenshot(path=str(shots / "search.png"))
