@@ -11,8 +11,7 @@ from the examples' vectors and weights (a title-only example weighs less, see
 - `clusters`: the examples clustered (average-linkage on cosine distance, as many
   clusters as the data gives under a distance threshold), one mean per cluster, and
   the clusters' rankings interleaved in proportion to their weight, each with a floor
-  share so that a small topic is not drowned; each direction is first moved away from
-  the index's own mean (`CLUSTER_CENTRING`), so that papers near everything rank less;
+  share so that a small topic is not drowned;
 - `classifier`: a logistic regression of the examples against a sample of the index
   (arxiv-sanity's per-tag SVM, in spirit), scoring candidates by its linear score;
 - `nearest`: each candidate scored by its similarity to its few nearest examples.
@@ -35,11 +34,10 @@ from .retrieval import Ranker
 from .storage import Ranked, View
 from .words import label_words
 
-__all__ = ["CLUSTER_CENTRING", "CLUSTER_FLOOR", "CLUSTER_MIN_SIZE", "CLUSTER_POWER",
-           "CLUSTER_THRESHOLD", "DEFAULT_METHOD", "METHODS", "NEGATIVE_WEIGHT", "Library",
-           "centred", "classifier_direction", "cluster_directions", "clusters_of",
-           "example_vector", "interleave", "library_groups", "nearest_scores", "order_by",
-           "ranker", "unit"]
+__all__ = ["CLUSTER_FLOOR", "CLUSTER_MIN_SIZE", "CLUSTER_POWER", "CLUSTER_THRESHOLD",
+           "DEFAULT_METHOD", "METHODS", "NEGATIVE_WEIGHT", "Library", "classifier_direction",
+           "cluster_directions", "clusters_of", "example_vector", "interleave",
+           "library_groups", "nearest_scores", "order_by", "ranker", "unit"]
 
 Vectors = NDArray[np.float32]
 #: How much the negative examples of `similar` pull away (Rocchio's gamma over beta).
@@ -61,18 +59,6 @@ CLUSTER_FLOOR = 0.1
 #: (with 2, the majority topic was found in the top 20 for 0.273 of even libraries
 #: against 0.250 with every cluster floored, minority topics as often, 0.099).
 CLUSTER_MIN_SIZE = 2
-#: ...and each cluster's direction is moved away from the index's mean vector by this
-#: much of it (`centred`). Every MiniLM vector shares a large common part, and a
-#: direction made from title-only entries is mostly that part: it ranks first the papers
-#: near everything. On the even topics (8 libraries per topic count and size), 0.5 found
-#: the single topic's paper in the top 20 for 0.344 of libraries against 0.312, the
-#: majority's as often (0.273), minority topics for 0.102 against 0.099, with a better
-#: median rank everywhere; 1.0 gained minorities a little more (0.105) but lost the
-#: majority (0.250). Contrasting a cluster with the library's other clusters found more
-#: minority papers (0.111-0.119) but lost single topics (0.156-0.250), which split into
-#: clusters too; rejected, as were pseudo-relevance feedback from the index (0.097), a
-#: floor of 0.2, a floor for lone examples and a threshold of 0.5.
-CLUSTER_CENTRING = 0.5
 #: The most examples clustered by linkage; a larger library is clustered by a sample.
 MAX_CLUSTERED = 2000
 #: `nearest`: how many of a candidate's nearest examples it is scored by.
@@ -219,29 +205,13 @@ def cluster_directions(library: Library, *, threshold: float = CLUSTER_THRESHOLD
     return np.array(directions, dtype=np.float32), shares / shares.sum()
 
 
-def centred(directions: Vectors, centre: Vectors, amount: float = CLUSTER_CENTRING
-            ) -> Vectors:
-    """Each row of `directions` less `amount` times `centre` (the mean of the index's
-    vectors, or of a sample of them), of unit length again (see `CLUSTER_CENTRING`)."""
-    moved = directions - amount * centre[None, :]
-    norms = np.maximum(np.linalg.norm(moved, axis=1, keepdims=True), 1e-12)
-    return np.ascontiguousarray(moved / norms, dtype=np.float32)
-
-
-def _centring(library: Library, amount: float) -> float:
-    # A single example is asked for as itself: `similar PAPER_ID` ranks by its cosine.
-    return amount if len(library.vectors) > 1 else 0.0
-
-
-def clusters_order(library: Library, candidates: Vectors, background: Vectors, *,
+def clusters_order(library: Library, candidates: Vectors, *,
                    threshold: float = CLUSTER_THRESHOLD, floor: float = CLUSTER_FLOOR,
-                   power: float = CLUSTER_POWER, min_size: int = CLUSTER_MIN_SIZE,
-                   centring: float = CLUSTER_CENTRING) -> NDArray[np.int64]:
-    """Candidates from each cluster's direction in turns, by the clusters' shares; the
-    directions centred on `background`'s mean (a sample of the index)."""
+                   power: float = CLUSTER_POWER, min_size: int = CLUSTER_MIN_SIZE
+                   ) -> NDArray[np.int64]:
+    """Candidates from each cluster's direction in turns, by the clusters' shares."""
     directions, shares = cluster_directions(library, threshold=threshold, floor=floor,
                                             power=power, min_size=min_size)
-    directions = centred(directions, background.mean(0), _centring(library, centring))
     orders = [np.argsort(-(candidates @ d), kind="stable") for d in directions]
     return interleave(orders, shares, len(candidates))[0]
 
@@ -301,12 +271,10 @@ def _background(view: View, count: int = BACKGROUND) -> Vectors:
 
 
 def _clusters_ranker(library: Library) -> Ranker:
-    found, shares = cluster_directions(library)
+    directions, shares = cluster_directions(library)
 
     def rank(view: View, depth: int, filters: Filters | None,
              exclude: NDArray[np.int64]) -> Ranked:
-        amount = _centring(library, CLUSTER_CENTRING)
-        directions = centred(found, _background(view).mean(0), amount) if amount else found
         # A cluster whose share of `depth` slots is under one half gets none: it is not
         # searched (a library of 1,000 title-only papers has hundreds of lone ones).
         heard = shares * depth >= 0.5
@@ -363,7 +331,7 @@ def ranker(method: str, library: Library) -> Ranker | None:
 #: Each method by name: (library, candidates, background sample of the index) -> order.
 METHODS: dict[str, Callable[[Library, Vectors, Vectors], NDArray[np.int64]]] = {
     "mean": lambda lib, cand, bg: mean_order(lib, cand),
-    "clusters": lambda lib, cand, bg: clusters_order(lib, cand, bg),
+    "clusters": lambda lib, cand, bg: clusters_order(lib, cand),
     "classifier": lambda lib, cand, bg: classifier_order(lib, cand, bg),
     "nearest": lambda lib, cand, bg: nearest_order(lib, cand),
 }

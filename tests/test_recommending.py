@@ -11,7 +11,7 @@ import pytest
 
 from embedsearch import Filters, QueryError, SearchEngine
 from embedsearch.devset import DevSet
-from embedsearch.recommending import METHODS, Library, clusters_of, clusters_order, interleave
+from embedsearch.recommending import METHODS, Library, clusters_of, interleave
 from tests.conftest import DEV_DATA, CliResult, needs_dev_data
 
 pytestmark = needs_dev_data
@@ -100,22 +100,6 @@ def test_interleaving_and_clustering_rules() -> None:
     assert len(set(labels[:6].tolist())) == 1 and len(set(labels[6:].tolist())) == 1
     assert labels[0] != labels[6]
     assert Library(apart, np.ones(10, np.float32), apart[:0]).vectors.shape == (10, 16)
-
-
-def test_the_clusters_rank_papers_near_everything_lower() -> None:
-    # A common part (axis 0) that every vector shares, a topic (axis 1): the hub, all
-    # topic and common part, is the nearest to the examples' mean; the specific paper,
-    # less of the common part, wins once the direction is centred on the index's mean.
-    axes = np.eye(16, dtype=np.float32)
-    topic = (axes[0] + axes[1]) / np.sqrt(2)
-    hub, specific = topic, 0.5 * axes[0] + axes[1] + 0.3 * axes[2]
-    candidates = np.vstack([hub, specific / np.linalg.norm(specific)]).astype(np.float32)
-    background = np.vstack([axes[0] + 0.1 * axes[n] for n in range(3, 16)]).astype(np.float32)
-    library = Library(np.vstack([topic, topic]), np.ones(2, np.float32), axes[:0])
-    assert clusters_order(library, candidates, background, centring=0.0).tolist() == [0, 1]
-    assert clusters_order(library, candidates, background).tolist() == [1, 0]
-    alone = Library(topic[None, :], np.ones(1, np.float32), axes[:0])  # a paper as itself
-    assert clusters_order(alone, candidates, background).tolist() == [0, 1]
 
 
 def test_a_large_library_is_clustered_by_a_sample(monkeypatch: pytest.MonkeyPatch) -> None:
