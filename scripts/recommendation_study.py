@@ -56,16 +56,14 @@ TOP = 20  # the recommendations a reader looks at
 
 
 def variants(split: str) -> dict[str, object]:
-    """The methods, with the settings tried when tuning (even) or the ones picked: the
-    clusters as they were (centring 0) and as they are."""
+    """The methods, with the settings tried when tuning (even) or the ones picked."""
     found: dict[str, object] = {"mean": lambda lib, c, bg: mean_order(lib, c)}
     tuning = split == "even"
-    settings = (((0.1, 1.0, 0.0), (0.2, 1.0, 0.0), (0.1, 1.0, 0.5), (0.1, 1.0, 1.0),
-                 (0.2, 1.0, 0.5)) if tuning else ((0.1, 1.0, 0.0), (0.1, 1.0, 0.5)))
-    for floor, power, centring in settings:
-        found[f"clusters floor={floor} centre={centring}"] = (
-            lambda lib, c, bg, f=floor, p=power, m=centring: clusters_order(
-                lib, c, bg, threshold=0.55, floor=f, power=p, min_size=2, centring=m))
+    for floor, power in (((0.1, 1.0), (0.2, 1.0), (0.3, 1.0), (0.2, 0.5)) if tuning
+                         else ((0.1, 1.0),)):
+        found[f"clusters floor={floor} p={power}"] = (
+            lambda lib, c, bg, f=floor, p=power: clusters_order(
+                lib, c, threshold=0.55, floor=f, power=p, min_size=2))
     for strength in ((3.0,) if tuning else (3.0,)):
         found[f"classifier C={strength}"] = (
             lambda lib, c, bg, s=strength: classifier_order(lib, c, bg, strength=s))
