@@ -58,6 +58,20 @@ CLUSTER_FLOOR = 0.1
 #: ...when it holds at least this many examples: a lone example is a stray, not a topic
 #: (with 2, the majority topic was found in the top 20 for 0.273 of even libraries
 #: against 0.250 with every cluster floored, minority topics as often, 0.099).
+#: Tried since (issue 40, even topics, 8 libraries per topic count and size; single,
+#: majority, minority in the top 20 against 0.312, 0.273, 0.099 for these rules), none
+#: kept: directions moved away from the index's mean by half of it (0.344, 0.273,
+#: 0.102 on even, but 0.406, 0.266, 0.142 against 0.406, 0.250, 0.148 on odd), by all
+#: of it (0.312, 0.250, 0.105); a cluster contrasted with the library's other clusters
+#: (minorities 0.111-0.119, single topics 0.156-0.250: one topic splits into clusters
+#: too); pseudo-relevance feedback from the index's top 5 (0.097); one direction per
+#: true topic, as if the clustering were perfect (0.077: a topic is better heard through
+#: several clusters); slots shared between coarser groups (0.7, 0.8 apart) first, then
+#: their clusters, plain or fused by reciprocal rank (0.091-0.105, single 0.219-0.281);
+#: a threshold of 0.5 (0.105, single 0.219). What holds minorities back: a minority topic
+#: spans a median of 6 clusters, and its held-back paper is in the top 5 of one of them
+#: for 0.287 of topics, but most are one or two title-only entries with no slot, and no
+#: rule above tells which of them to give one.
 CLUSTER_MIN_SIZE = 2
 #: The most examples clustered by linkage; a larger library is clustered by a sample.
 MAX_CLUSTERED = 2000

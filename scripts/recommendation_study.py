@@ -14,10 +14,14 @@ topic is hidden among 5,000 random dev papers (none of the chosen topics' papers
 each method ranks those 5,000 by the library; the hidden paper's rank is recorded.
 
 Reported per method: for single-topic libraries, and for the majority and the minority
-topics of mixed ones, the share of hidden papers in the top 20 and the median rank.
+topics of mixed ones, the share of hidden papers in the top 20 and the median rank; and
+the coverage of minority topics: the share of them that at least one of the top 20 is
+recommended *because of* (its nearest library entry is one of the topic's, as `because`
+and `--group` show it), whether or not it is the hidden paper.
 Keyword queries with an even id tune (`--split even`), odd ones report (`--split odd`).
 
-    python scripts/recommendation_study.py --data ../shared/data/papers --split odd
+    python scripts/recommendation_study.py --data ../shared/data/papers --split odd \
+        --libraries 8
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ SHARES = (1.0, 0.45, 0.3, 0.2, 0.15, 0.1)  # topic i's share of a library, befor
 TOPIC_COUNTS = (1, 2, 3, 4, 6)
 SIZES = (10, 50, 200, 800)
 WITH_ABSTRACT = 0.1
+TOP = 20  # the recommendations a reader looks at
 
 
 def variants(split: str) -> dict[str, object]:
@@ -137,6 +142,7 @@ def main(argv: list[str]) -> int:
     methods = variants(args.split)
     rng = random.Random(31)
     ranks: dict[tuple[str, str, int], list[int]] = defaultdict(list)
+    covered: dict[str, list[bool]] = defaultdict(list)
     for count in TOPIC_COUNTS:
         for size in SIZES:
             for _ in range(args.libraries):
@@ -146,7 +152,7 @@ def main(argv: list[str]) -> int:
                 hidden = [row[rng.choice(sorted(q.relevant))] for q in picked]
                 members = {row[i] for q in picked for i in q.relevant}
                 entries = pools(picked, row, stored, hidden, sizes, members | set(hidden))
-                vectors, weights = _library(rng, entries, picked, stored, titles)
+                vectors, weights, owner = _library(rng, entries, picked, stored, titles)
                 library = Library(vectors, weights, np.zeros((0, stored.shape[1]),
                                                              dtype=np.float32))
                 taken = members | {r for rows in entries for r in rows}
@@ -158,12 +164,16 @@ def main(argv: list[str]) -> int:
                 for name, method in methods.items():
                     order = method(library, candidates, background)  # type: ignore[operator]
                     position = {int(r): i + 1 for i, r in enumerate(order)}
+                    because = set(owner[np.argmax(candidates[order[:TOP]] @ vectors.T, 1)]
+                                  .tolist())
                     for topic in range(count):
                         role = "single" if count == 1 else ("majority" if topic == 0
                                                             else "minority")
                         ranks[(name, role, size)].append(position.get(topic, len(index)))
+                        if role == "minority":
+                            covered[name].append(topic in because)
     titles.save()
-    _report(ranks, methods, len(topics), args)
+    _report(ranks, covered, methods, len(topics), args)
     return 0
 
 
@@ -177,9 +187,11 @@ def _disjoint(rng: random.Random, topics: list[Query], count: int) -> list[Query
 
 
 def _library(rng: random.Random, entries: list[list[int]], topics: list[Query],
-             stored: np.ndarray, titles: TitleVectors) -> tuple[np.ndarray, np.ndarray]:
-    vectors, weights = [], []
-    for rows, query in zip(entries, topics):
+             stored: np.ndarray, titles: TitleVectors
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The library's vectors and weights, and the topic (its number) of each entry."""
+    vectors, weights, owner = [], [], []
+    for topic, (rows, query) in enumerate(zip(entries, topics)):
         full = [r for r in rows if rng.random() < WITH_ABSTRACT]
         short = [r for r in rows if r not in full]
         if full:
@@ -188,28 +200,31 @@ def _library(rng: random.Random, entries: list[list[int]], topics: list[Query],
         if short:
             vectors.append(titles.get(short, query.text))
             weights.append(np.full(len(short), TITLE_ONLY_WEIGHT))
-    return (np.vstack(vectors).astype(np.float32), np.concatenate(weights).astype(np.float32))
+        owner.append(np.full(len(full) + len(short), topic))
+    return (np.vstack(vectors).astype(np.float32), np.concatenate(weights).astype(np.float32),
+            np.concatenate(owner))
 
 
-def _report(ranks: dict[tuple[str, str, int], list[int]], methods: dict[str, object],
-            topics: int, args: argparse.Namespace) -> None:
+def _report(ranks: dict[tuple[str, str, int], list[int]], covered: dict[str, list[bool]],
+            methods: dict[str, object], topics: int, args: argparse.Namespace) -> None:
     print(f"{topics} {args.split} topics; {args.libraries} libraries per topic count "
           f"{TOPIC_COUNTS} and size {SIZES}; index of {args.index_size}")
-    print(f"{'method':<28}" + "".join(f"{role + ' @20':>14}{'median':>8}"
-                                      for role in ("single", "majority", "minority")))
+    print(f"{'method':<32}" + "".join(f"{role + f' @{TOP}':>14}{'median':>8}"
+                                      for role in ("single", "majority", "minority"))
+          + f"{'coverage':>10}")
     for name in methods:
         cells = []
         for role in ("single", "majority", "minority"):
             found = [r for (n, ro, _), rs in ranks.items() if n == name and ro == role
                      for r in rs]
-            cells.append(f"{np.mean([r <= 20 for r in found]):>14.3f}"
+            cells.append(f"{np.mean([r <= TOP for r in found]):>14.3f}"
                          f"{statistics.median(found):>8.0f}")
-        print(f"{name:<28}" + "".join(cells))
-    print("minority topics found in the top 20, by library size:")
-    print(f"{'method':<28}" + "".join(f"{size:>8}" for size in SIZES))
+        print(f"{name:<32}" + "".join(cells) + f"{np.mean(covered[name]):>10.3f}")
+    print(f"minority topics found in the top {TOP}, by library size:")
+    print(f"{'method':<32}" + "".join(f"{size:>8}" for size in SIZES))
     for name in methods:
-        print(f"{name:<28}" + "".join(
-            f"{np.mean([r <= 20 for r in ranks[(name, 'minority', size)]]):>8.3f}"
+        print(f"{name:<32}" + "".join(
+            f"{np.mean([r <= TOP for r in ranks[(name, 'minority', size)]]):>8.3f}"
             for size in SIZES))
 
 
