@@ -18,7 +18,8 @@ from fastapi.testclient import TestClient
 
 from embedsearch import Paper, SearchEngine
 from embedsearch.digests import digest
-from embedsearch.feeds import digest_html, digest_text
+from embedsearch.feeds import digest_text
+from embedsearch.mails import digest_html
 from embedsearch.server import create_app
 from embedsearch.watching import Watch
 from tests.conftest import CliResult, write_jsonl
@@ -141,10 +142,15 @@ def test_a_digest_lists_scores_best_first_in_every_format(seed_copy: Path) -> No
         descending([hit.score for hit in section.hits], section.watch.name)
     text = digest_text(found)
     html = digest_html(found)
-    for name, body in zip([w.name for w in watches], text.split("\n== ")[1:]):
-        descending([float(v) for v in DIGEST_LINE.findall(body)], f"text {name}")
-    for name, body in zip([w.name for w in watches], html.split("<h2>")[1:]):
-        descending([float(v) for v in HTML_SCORE.findall(body)], f"html {name}")
+    # Each format's part per watch, and in it every hit's score: as many as the hits.
+    faces = {"text": (text.split("\n== ")[1:], DIGEST_LINE),
+             "html": (html.split("<h2")[1:], HTML_SCORE)}
+    for face, (parts, pattern) in faces.items():
+        assert len(parts) == len(found.sections), face
+        for section, body in zip(found.sections, parts):
+            shown = [float(value) for value in pattern.findall(body)]
+            assert len(shown) == len(section.hits) > 0, (face, section.watch.name)
+            descending(shown, f"{face} {section.watch.name}")
     for section in json.loads(json.dumps(found.to_dict()))["watches"]:
         descending([hit["score"] for hit in section["hits"]], f"json {section['watch']}")
 
