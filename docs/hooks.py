@@ -269,11 +269,17 @@ def _schema_section(name: str, schema: dict[str, Any]) -> list[str]:
     properties = schema.get("properties", {})
     if not properties:
         return lines + [f"Type: {_type(schema)}", ""]
+    return lines + _properties_table(schema, "field")
+
+
+def _properties_table(schema: dict[str, Any], column: str) -> list[str]:
+    """A JSON schema's properties as a table: name (headed `column`), type, whether
+    required, default and description; an OpenAPI body and an MCP tool's arguments alike."""
     required = set(schema.get("required", []))
-    lines += ["| field | type | required | default | description |", "|---|---|---|---|---|"]
-    for field, spec in properties.items():
+    lines = [f"| {column} | type | required | default | description |", "|---|---|---|---|---|"]
+    for name, spec in schema.get("properties", {}).items():
         default = f"`{json.dumps(spec['default'])}`" if "default" in spec else ""
-        lines.append(f"| `{field}` | {_cell(_type(spec))} | {'yes' if field in required else 'no'} "
+        lines.append(f"| `{name}` | {_cell(_type(spec))} | {'yes' if name in required else 'no'} "
                      f"| {_cell(default)} | {_cell(spec.get('description', ''))} |")
     return lines + [""]
 
@@ -302,13 +308,7 @@ def _tool_section(tool: Any) -> list[str]:
     properties = tool.input_schema.get("properties", {})
     if not properties:
         return lines + ["No arguments.", ""]
-    required = set(tool.input_schema.get("required", []))
-    lines += ["| argument | type | required | default | description |", "|---|---|---|---|---|"]
-    for name, spec in properties.items():
-        default = f"`{json.dumps(spec['default'])}`" if "default" in spec else ""
-        lines.append(f"| `{name}` | {_cell(_type(spec))} | {'yes' if name in required else 'no'} "
-                     f"| {_cell(default)} | {_cell(spec.get('description', ''))} |")
-    return lines + [""]
+    return lines + _properties_table(tool.input_schema, "argument")
 
 
 def mcp_markdown() -> str:
