@@ -160,8 +160,9 @@ def _command_tree(title: str, parser: argparse.ArgumentParser, summary: str, lev
 
 def cli_markdown() -> str:
     """The reference of every command and subcommand, generated from the parsers."""
-    from embedsearch import benchmark, evaluation
+    from embedsearch import benchmark
     from embedsearch.cli.parser import build_parser
+    from embedsearch.evaluation import evaluate as evaluation
 
     own_parsers: dict[str, Callable[[], argparse.ArgumentParser]] = {
         "bench": benchmark.parser, "eval": evaluation.parser}

@@ -28,22 +28,22 @@ from .errors import (
     PaperNotFoundError,
     QueryError,
 )
-from .filters import Filters
 from .papers import Paper
+from .search.filters import Filters
 
 if TYPE_CHECKING:
-    from .checking import CheckReport
-    from .digests import Digest, digest
     from .encoding import Encoder
     from .engine import SearchEngine
     from .exporting import export
-    from .info import IndexInfo, index_info
+    from .index.checking import CheckReport
+    from .index.info import IndexInfo, index_info
+    from .index.syncing import SyncReport
     from .readers import ZoteroLibrary, read_bibliography, read_papers
-    from .results import Hit, Reason
+    from .search.results import Hit, Reason
     from .storage.local import Local
     from .storage.milvus import Milvus
-    from .syncing import SyncReport
-    from .watching import Watch
+    from .watches.digests import Digest, digest
+    from .watches.saved import Watch
 
 __all__ = [
     "CheckReport",
@@ -80,21 +80,21 @@ __all__ = [
 ]
 
 _LAZY = {
-    "CheckReport": "checking",
+    "CheckReport": "index.checking",
     "Encoder": "encoding",
     "SearchEngine": "engine",
-    "IndexInfo": "info",
-    "index_info": "info",
+    "IndexInfo": "index.info",
+    "index_info": "index.info",
     "read_papers": "readers",
     "read_bibliography": "readers",
     "ZoteroLibrary": "readers",
-    "SyncReport": "syncing",
-    "Watch": "watching",
-    "Digest": "digests",
-    "digest": "digests",
+    "SyncReport": "index.syncing",
+    "Watch": "watches.saved",
+    "Digest": "watches.digests",
+    "digest": "watches.digests",
     "export": "exporting",
-    "Hit": "results",
-    "Reason": "results",
+    "Hit": "search.results",
+    "Reason": "search.results",
     "Local": "storage.local",
     "Milvus": "storage.milvus",
 }

@@ -19,12 +19,15 @@ from typing import Any
 import numpy as np
 
 from .bundled import default_index, sample_papers
-from .checking import DRIFT_SAMPLE, CheckReport, check_index
+from .corpus_map.attached import MapShelf
+from .corpus_map.projection import CorpusMap
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
 from .errors import EmbedSearchError, PaperNotFoundError, QueryError
-from .examples import like_keys, like_papers, match_keys, pull_towards
-from .filters import Filters
-from .indexing import (
+from .index.checking import DRIFT_SAMPLE, CheckReport, check_index
+from .index.info import IndexInfo, describe
+from .index.live import LiveIndex
+from .index.syncing import SyncReport, SyncSource, plan_sync, stored_vectors
+from .index.writing import (
     DEFAULT_LEXICAL_FIELDS,
     IndexOptions,
     adding,
@@ -33,21 +36,18 @@ from .indexing import (
     encode_papers,
     replacing,
 )
-from .info import IndexInfo, describe
-from .live import LiveIndex
-from .mapping import MapShelf
 from .papers import DEFAULT_FIELDS, Paper
-from .projection import CorpusMap
 from .readers import read_papers
 from .readers.records import papers_from_records
-from .recommending import DEFAULT_METHOD
-from .results import Hits
-from .retrieval import Request, Retriever, check_k, check_mode, check_query
+from .search.filters import Filters
+from .search.results import Hits
+from .search.retrieval import Request, Retriever, check_k, check_mode, check_query
+from .similar.examples import like_keys, like_papers, match_keys, pull_towards
+from .similar.recommending import DEFAULT_METHOD
 from .storage import Storage, Target, View
 from .storage.backup import backup_index
 from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
-from .syncing import SyncReport, SyncSource, plan_sync, stored_vectors
-from .watching import WatchList
+from .watches.saved import WatchList
 
 __all__ = ["SearchEngine"]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How high a paper must score to appear in a digest (issues 32 and 40): the floors of
-`embedsearch.digests`, chosen on the dev corpus.
+`embedsearch.watches.digests`, chosen on the dev corpus.
 
 A saved search is played by a keyword query of the dev corpus (an author keyword; its
 relevant papers are those tagged with it, 8 to 80 each). The corpus is cut at random
@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recommendation_study import WITH_ABSTRACT, TitleVectors, topic_number  # noqa: E402
 
 from embedsearch import Filters, SearchEngine  # noqa: E402
-from embedsearch.devset import DevSet  # noqa: E402
-from embedsearch.digests import LIBRARY_FLOOR, QUERY_FLOOR  # noqa: E402
+from embedsearch.evaluation.devset import DevSet  # noqa: E402
+from embedsearch.watches.digests import LIBRARY_FLOOR, QUERY_FLOOR  # noqa: E402
 
 FLOORS = np.round(np.arange(0.20, 0.801, 0.025), 3)
 #: The floor on the cosine before issue 40, the "before" of the query table.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from embedsearch.evaluation import main
+from embedsearch.evaluation.evaluate import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

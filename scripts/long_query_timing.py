@@ -23,8 +23,8 @@ from pathlib import Path
 
 from embedsearch import SearchEngine
 from embedsearch.benchmark.latency import build_stored_index
-from embedsearch.devset import DevSet, default_dev_dir
-from embedsearch.retrieval import MAX_QUERY_CHARS
+from embedsearch.evaluation.devset import DevSet, default_dev_dir
+from embedsearch.search.retrieval import MAX_QUERY_CHARS
 
 LENGTHS = (100, 1_000, 5_000, MAX_QUERY_CHARS)
 MODES = ("lexical", "hybrid")

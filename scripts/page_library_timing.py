@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from embedsearch.devset import DevSet  # noqa: E402
 from embedsearch.engine import SearchEngine  # noqa: E402
+from embedsearch.evaluation.devset import DevSet  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 

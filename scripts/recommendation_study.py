@@ -37,10 +37,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from embedsearch.devset import DevSet, Query  # noqa: E402
 from embedsearch.encoding import Encoder  # noqa: E402
-from embedsearch.examples import TITLE_ONLY_WEIGHT  # noqa: E402
-from embedsearch.recommending import (  # noqa: E402
+from embedsearch.evaluation.devset import DevSet, Query  # noqa: E402
+from embedsearch.similar.examples import TITLE_ONLY_WEIGHT  # noqa: E402
+from embedsearch.similar.recommending import (  # noqa: E402
     Library,
     classifier_order,
     clusters_order,

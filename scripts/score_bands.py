@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from digest_threshold_study import study_index, week_of  # noqa: E402
 from recommendation_study import topic_number  # noqa: E402
 
-from embedsearch.devset import DevSet  # noqa: E402
+from embedsearch.evaluation.devset import DevSet  # noqa: E402
 
 BANDS = (-1.0, 0.3, 0.4, 0.5, 0.6, 0.7, 2.0)
 TASKS = {"tldr": "a paper's one-line summary", "keyword": "an author keyword",

@@ -23,10 +23,10 @@ import sys
 
 import numpy as np
 
-from embedsearch.devset import DevSet
 from embedsearch.encoding import Encoder
+from embedsearch.evaluation.devset import DevSet
 from embedsearch.papers import Paper, embedding_text
-from embedsearch.recommending import METHODS, Library, order_by
+from embedsearch.similar.recommending import METHODS, Library, order_by
 
 VARIANTS = {
     "title": lambda p, kw: p.title,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from embedsearch.benchmark.growth import growth_table, million_table
 from embedsearch.benchmark.writes import writes_table
-from embedsearch.devset import DevSet, default_dev_dir
+from embedsearch.evaluation.devset import DevSet, default_dev_dir
 
 
 def _sizes(text: str) -> list[int]:

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from embedsearch import SearchEngine, ZoteroLibrary, read_papers  # noqa: E402
-from embedsearch.devset import DevSet, default_dev_dir  # noqa: E402
+from embedsearch.evaluation.devset import DevSet, default_dev_dir  # noqa: E402
 from embedsearch.storage.layout import IndexDirectory  # noqa: E402
 from tests.zotero_library import ZoteroWriter  # noqa: E402
 

@@ -92,13 +92,10 @@ def test_no_two_modules_import_each_other_in_a_circle() -> None:
 
 #: The shared vocabulary (/work/shared/DESIGN.md's first room): what every part may
 #: import, so it imports nothing of ours but itself.
-VOCABULARY = ("embedsearch.papers", "embedsearch.errors", "embedsearch.text",
-              "embedsearch.words", "embedsearch.identifiers", "embedsearch.bibentry",
-              "embedsearch.dates")
+VOCABULARY = ("embedsearch.papers", "embedsearch.errors", "embedsearch.text")
 #: The faces over the engine (and the package's own face, which hands their names on).
 FACES = ("embedsearch.cli", "embedsearch.server", "embedsearch.integrations",
-         "embedsearch.evaluation", "embedsearch.benchmark", "embedsearch.digests",
-         "embedsearch.feeds", "embedsearch.mails")
+         "embedsearch.evaluation", "embedsearch.benchmark")
 
 
 def _within(name: str, rooms: tuple[str, ...]) -> bool:
@@ -136,8 +133,8 @@ def test_every_face_offers_every_recommendation_method() -> None:
     from typing import get_args
 
     from embedsearch.cli.parser import METHOD_CHOICES
-    from embedsearch.recommending import DEFAULT_METHOD, METHODS
     from embedsearch.server.schemas import Method
+    from embedsearch.similar.recommending import DEFAULT_METHOD, METHODS
 
     assert set(METHOD_CHOICES) == set(get_args(Method)) == set(METHODS)
     assert METHOD_CHOICES[0] == DEFAULT_METHOD

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from ..devset import DevSet, default_dev_dir
 from ..encoding import backend_names
+from ..evaluation.devset import DevSet, default_dev_dir
 from .coldstart import coldstart_table
 from .digests import digests_table
 from .encoding import encoding_table

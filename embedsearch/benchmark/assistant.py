@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..devset import DevSet
 from ..engine import SearchEngine
+from ..evaluation.devset import DevSet
 from ..exporting import to_bibtex
 from .report import Table
 

@@ -14,12 +14,12 @@ import statistics
 import time
 from pathlib import Path
 
-from ..dates import now
-from ..devset import DevSet
-from ..digests import digest
 from ..engine import SearchEngine
+from ..evaluation.devset import DevSet
 from ..papers import Paper
-from ..watching import Watch
+from ..text.dates import now
+from ..watches.digests import digest
+from ..watches.saved import Watch
 from .report import Table
 
 __all__ = ["digests_table"]

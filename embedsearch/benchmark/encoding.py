@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..devset import DevSet
 from ..encoding import Encoder, resolve_model
 from ..encoding.models import offline_hub
-from ..metrics import mrr
+from ..evaluation.devset import DevSet
+from ..evaluation.metrics import mrr
 from ..papers import Paper, embedding_text
 from ..storage.exact import exact_search
 from .report import Table

@@ -14,10 +14,10 @@ import time
 
 import numpy as np
 
-from ..devset import DevSet
 from ..encoding import Encoder, default_cache_dir
 from ..encoding.calibrate import cpu_backend
 from ..encoding.cuda_backend import cuda_devices
+from ..evaluation.devset import DevSet
 from ..papers import embedding_text
 from .report import Table
 

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ..devset import DevSet
 from ..engine import SearchEngine
+from ..evaluation.devset import DevSet
 from ..papers import DEFAULT_FIELDS, Paper
 from .report import Table
 from .writes import BACKEND, ProcessCost, measure_command, seed_cache, write_new_papers

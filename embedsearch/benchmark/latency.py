@@ -21,10 +21,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..devset import DevSet
 from ..encoding import resolve_model
 from ..encoding.models import offline_hub
 from ..engine import SearchEngine
+from ..evaluation.devset import DevSet
 from .report import Table
 
 __all__ = ["build_stored_index", "latency_table"]

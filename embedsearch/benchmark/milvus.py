@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..devset import DevSet, Query
 from ..engine import SearchEngine
-from ..filters import Filters
-from ..metrics import mrr, recall
+from ..evaluation.devset import DevSet, Query
+from ..evaluation.metrics import mrr, recall
+from ..search.filters import Filters
 from ..storage.exact import exact_search
 from ..storage.milvus import Milvus
 from .report import Table

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..devset import DevSet
 from ..encoding import Encoder
+from ..evaluation.devset import DevSet
 from ..papers import embedding_text
 from .report import Table
 

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ..devset import DevSet
 from ..encoding import RayExecutor
 from ..encoding.ray_executor import RayStats
 from ..engine import SearchEngine
+from ..evaluation.devset import DevSet
 from ..papers import Paper
 from .report import Table
 

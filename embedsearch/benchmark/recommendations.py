@@ -14,9 +14,9 @@ import statistics
 import time
 from pathlib import Path
 
-from ..devset import DevSet
 from ..engine import SearchEngine
-from ..recommending import METHODS
+from ..evaluation.devset import DevSet
+from ..similar.recommending import METHODS
 from .report import Table
 
 __all__ = ["recommendations_table"]

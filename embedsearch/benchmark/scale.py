@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..devset import DevSet
 from ..encoding import Encoder
+from ..evaluation.devset import DevSet
 from ..storage.local.vectors import create_index
 from ..storage.local.vectors.faisslib import faiss
 from ..storage.local.vectors.tuning import estimate_bytes

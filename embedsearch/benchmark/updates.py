@@ -11,8 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..devset import DevSet
 from ..engine import SearchEngine
+from ..evaluation.devset import DevSet
 from .report import Table
 
 __all__ = ["updates_table"]

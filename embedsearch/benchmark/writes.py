@@ -38,9 +38,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ..devset import DevSet
 from ..encoding import Encoder
 from ..engine import SearchEngine
+from ..evaluation.devset import DevSet
 from ..papers import DEFAULT_FIELDS, Paper, embedding_text
 from ..readers import read_papers
 from .report import Table

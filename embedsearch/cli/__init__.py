@@ -60,7 +60,7 @@ def _delegate(command: str, argv: list[str]) -> int:
     if command == "bench":
         from ..benchmark import main as run
     else:
-        from ..evaluation import main as run
+        from ..evaluation.evaluate import main as run
     _log_to_stderr(quiet=False)
     try:
         return run(argv)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..bundled import default_index
 from ..errors import DependencyError, EmbedSearchError, InputError, QueryError
-from ..filters import Filters
+from ..search.filters import Filters
 from . import output
 from .sources import inputs
 
@@ -247,7 +247,7 @@ def show(args: argparse.Namespace) -> None:
 
 
 def info(args: argparse.Namespace) -> None:
-    from ..info import index_info
+    from ..index.info import index_info
 
     if args.index is None and not (default_index() / "manifest.json").exists():
         open_index(args)

@@ -23,14 +23,14 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from ..papers import first_sentence
-from ..results import hit_record
+from ..search.results import hit_record
 from ..text import plain_text
 
 if TYPE_CHECKING:
-    from ..info import IndexInfo
+    from ..corpus_map.projection import CorpusMap
+    from ..index.info import IndexInfo
     from ..papers import Paper
-    from ..projection import CorpusMap
-    from ..results import Hit
+    from ..search.results import Hit
 
 __all__ = ["SHAPES", "corpus_map", "counted", "grouped", "hits", "info", "paper", "results",
            "snippet"]

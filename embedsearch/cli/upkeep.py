@@ -22,7 +22,7 @@ Adder = Callable[[argparse.ArgumentParser], None]
 def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
     """Declare check, backup, restore, upgrade and compact with the parser's `command`
     helper."""
-    from ..checking import DRIFT_SAMPLE, drift_threshold
+    from ..index.checking import DRIFT_SAMPLE, drift_threshold
 
     checking = command("check", "Check an index is whole; exit 1 listing each problem.")
     add_index(checking)
@@ -68,8 +68,8 @@ def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
 
 
 def check(args: argparse.Namespace) -> int:
-    from ..checking import CheckReport
     from ..engine import SearchEngine
+    from ..index.checking import CheckReport
     from ..storage.layout import IndexDirectory
 
     directory = IndexDirectory(index_path(args))

@@ -13,7 +13,7 @@ from ..errors import InputError
 from .commands import open_index, say
 
 if TYPE_CHECKING:
-    from ..watching import Watch
+    from ..watches.saved import Watch
 
 __all__ = ["WATCH_K", "add_commands", "digest", "watch"]
 
@@ -24,7 +24,7 @@ FiltersAdder = Callable[[argparse.ArgumentParser, int], None]
 
 _DIGEST_FORMATS = ("text", "json", "atom", "html")
 #: `watching.WATCH_K`, spelled out: importing `watching` (numpy with it) would slow the
-#: start of every command. tests/test_digests.py holds the two equal.
+#: start of every command. tests/watches/test_digests.py holds the two equal.
 WATCH_K = 20
 
 
@@ -107,8 +107,8 @@ def watch(args: argparse.Namespace) -> None:
 def _list(args: argparse.Namespace, kept: list[Watch]) -> None:
     """Each watch: its name and what it looks for, then its k, floor and filters, and
     when its last digest was read."""
-    from ..dates import moment_in_words
-    from ..feeds import watch_details, watch_summary
+    from ..text.dates import moment_in_words
+    from ..watches.feeds import watch_details, watch_summary
 
     if args.json:
         for item in kept:
@@ -126,7 +126,7 @@ def _list(args: argparse.Namespace, kept: list[Watch]) -> None:
 
 
 def _new_watch(args: argparse.Namespace) -> Watch:
-    from ..watching import Watch
+    from ..watches.saved import Watch
     from .commands import filters_of, read_files
 
     if bool(args.query) == bool(args.from_files):
@@ -140,10 +140,10 @@ def _new_watch(args: argparse.Namespace) -> Watch:
 
 
 def digest(args: argparse.Namespace) -> None:
-    from ..dates import parse_since
-    from ..digests import digest as make_digest
-    from ..feeds import atom_feed, digest_text, index_name
-    from ..mails import digest_html
+    from ..text.dates import parse_since
+    from ..watches.digests import digest as make_digest
+    from ..watches.feeds import atom_feed, digest_text, index_name
+    from ..watches.mails import digest_html
 
     engine = open_index(args, verify=False)
     chosen = ([engine.watches.get(name) for name in args.watch] if args.watch

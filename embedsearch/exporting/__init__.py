@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from ..errors import QueryError
 from ..papers import Paper
-from ..results import Hit
+from ..search.results import Hit
 from .bibtex import to_bibtex
 from .common import citation_key
 from .csl import to_csl_json

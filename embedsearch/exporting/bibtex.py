@@ -20,10 +20,10 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..bibentry import NAME_FIELDS, guessed_type, people
 from ..errors import DependencyError
 from ..papers import Paper, cited_title
-from ..results import Hit
+from ..search.results import Hit
+from ..text.bibentry import NAME_FIELDS, guessed_type, people
 from ..text.latex import latex_to_text
 from .common import citation_key, papers_of
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from ..errors import QueryError
 from ..papers import Paper
-from ..results import Hit
+from ..search.results import Hit
 
 __all__ = ["citation_key", "papers_of"]
 

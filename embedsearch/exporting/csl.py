@@ -19,9 +19,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..bibentry import csl_type, family_given, guessed_type, month_number, people
 from ..papers import Paper, cited_title
-from ..results import Hit
+from ..search.results import Hit
+from ..text.bibentry import csl_type, family_given, guessed_type, month_number, people
 from .common import citation_key, papers_of
 
 __all__ = ["CSL_FIELDS", "csl_item", "to_csl_json"]

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..bibentry import family_given, guessed_type, month_number, people, ris_type
 from ..errors import DependencyError
 from ..papers import Paper, cited_title
-from ..results import Hit
+from ..search.results import Hit
+from ..text.bibentry import family_given, guessed_type, month_number, people, ris_type
 from .common import papers_of
 
 __all__ = ["to_ris"]

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..papers import Paper
-from ..results import HIT_COLUMNS, Hit, hit_record
+from ..search.results import HIT_COLUMNS, Hit, hit_record
 
 __all__ = ["EXTRA_COLUMNS", "to_csv", "to_jsonl"]
 

@@ -40,8 +40,8 @@ except ImportError:
 from pydantic import ConfigDict
 
 from ..engine import SearchEngine
-from ..filters import Filters
-from ..results import Hit
+from ..search.filters import Filters
+from ..search.results import Hit
 
 __all__ = ["EmbedsearchRetriever", "hit_document"]
 

@@ -42,11 +42,11 @@ from pydantic import Field
 from .._version import __version__
 from ..engine import SearchEngine
 from ..exporting import to_bibtex
-from ..filters import Filters
 from ..papers import Paper
 from ..readers import read_bibliography
-from ..results import Hit, Hits
-from ..retrieval import MAX_QUERY_CHARS
+from ..search.filters import Filters
+from ..search.results import Hit, Hits
+from ..search.retrieval import MAX_QUERY_CHARS
 
 __all__ = ["EVIDENCE_CHARS", "MAX_CHARS", "MAX_K", "QUERY_CHARS", "TOOLS", "Shape",
            "create_server"]

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..identifiers import normalise_doi
+from ..text.identifiers import normalise_doi
 from ..text.latex import latex_to_text
 from .base import Located, Skipped, register_format
 from .foreign import collapse, layout_named, optional_text, register_layout, year_in

@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..bibentry import KEPT_FIELDS, NAME_FIELDS, bib_fields, entry_type
-from ..identifiers import normalise_arxiv_id
+from ..text.bibentry import KEPT_FIELDS, NAME_FIELDS, bib_fields, entry_type
+from ..text.identifiers import normalise_arxiv_id
 from ..text.latex import latex_to_text
 from .base import Located, Skipped, read_text, register_format
 from .foreign import Converted, doi_url, first_last, foreign_papers, split_keywords

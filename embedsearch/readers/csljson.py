@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..bibentry import CSL_TYPES, bib_fields, month_name, page_range
-from ..identifiers import normalise_arxiv_id
+from ..text.bibentry import CSL_TYPES, bib_fields, month_name, page_range
+from ..text.identifiers import normalise_arxiv_id
 from .base import Located, Skipped, register_format
 from .foreign import (
     collapse,

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..bibentry import bib_fields, entry_type
 from ..errors import InputError
-from ..identifiers import identifiers_in_url, normalise_arxiv_id, normalise_doi
 from ..papers import Paper, derive_title, derived_title_in
+from ..text.bibentry import bib_fields, entry_type
+from ..text.identifiers import identifiers_in_url, normalise_arxiv_id, normalise_doi
 
 __all__ = ["RECORD_FIELDS", "Where", "kind", "paper_from_record", "papers_from_records"]
 

@@ -27,8 +27,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..bibentry import RIS_TYPES, bib_fields, month_name
-from ..identifiers import normalise_arxiv_id
+from ..text.bibentry import RIS_TYPES, bib_fields, month_name
+from ..text.identifiers import normalise_arxiv_id
 from .base import Located, Skipped, iter_lines, register_format
 from .foreign import Converted, collapse, doi_url, first_last, foreign_papers, split_keywords
 from .records import Where

@@ -28,9 +28,9 @@ from starlette.middleware.cors import CORSMiddleware
 from .._version import __version__
 from ..engine import SearchEngine
 from ..errors import IndexBusyError, InputError, PaperNotFoundError, QueryError
-from ..filters import Filters
-from ..results import hit_record
-from ..retrieval import Mode
+from ..search.filters import Filters
+from ..search.results import hit_record
+from ..search.retrieval import Mode
 from .apierror import ApiError
 from .assistant import assistant
 from .batching import SearchBatcher

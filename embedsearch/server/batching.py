@@ -16,8 +16,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..engine import SearchEngine
-from ..filters import Filters
-from ..results import Hit
+from ..search.filters import Filters
+from ..search.results import Hit
 
 __all__ = ["SearchBatcher"]
 

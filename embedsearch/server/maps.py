@@ -16,8 +16,8 @@ import threading
 
 import numpy as np
 
+from ..corpus_map.projection import CorpusMap
 from ..engine import SearchEngine
-from ..projection import CorpusMap
 
 __all__ = ["MapService"]
 

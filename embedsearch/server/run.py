@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..engine import SearchEngine
-from ..retrieval import MAX_QUERY_CHARS
+from ..search.retrieval import MAX_QUERY_CHARS
 from .app import create_app
 
 __all__ = ["MAX_REQUEST_HEAD_BYTES", "serve"]

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ..results import HIT_COLUMNS
-from ..retrieval import MAX_QUERY_CHARS, Mode
+from ..search.results import HIT_COLUMNS
+from ..search.retrieval import MAX_QUERY_CHARS, Mode
 
 __all__ = [
     "BatchResult",

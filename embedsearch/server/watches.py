@@ -12,11 +12,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from ..dates import parse_since
-from ..digests import digest
 from ..engine import SearchEngine
 from ..errors import QueryError
-from ..feeds import atom_feed, index_name, watch_summary
+from ..text.dates import parse_since
+from ..watches.digests import digest
+from ..watches.feeds import atom_feed, index_name, watch_summary
 from .apierror import ApiError
 from .schemas import DigestOut, ErrorOut, WatchOut
 

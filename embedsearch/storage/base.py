@@ -25,9 +25,9 @@ from numpy.typing import NDArray
 
 from .._version import __version__
 from ..errors import ConfigurationError, PaperNotFoundError
-from ..filters import Filters
 from ..papers import DEFAULT_FIELDS, Paper, embedding_text
-from ..words import WordStatistics
+from ..search.filters import Filters
+from ..text.words import WordStatistics
 from .exact import Ranked
 from .layout import IndexDirectory, Lease, Manifest, Staging
 

@@ -20,7 +20,7 @@ import pytest
 from embedsearch import SearchEngine
 from embedsearch.encoding import Encoder, ModelSpec, RayExecutor, resolve_model
 from embedsearch.errors import ModelError
-from embedsearch.indexing import build_index
+from embedsearch.index.writing import build_index
 from embedsearch.papers import embedding_text
 from embedsearch.readers import read_papers
 from embedsearch.storage.layout import IndexDirectory

@@ -10,7 +10,7 @@ import pytest
 from embedsearch import SearchEngine
 from embedsearch.errors import DependencyError
 from embedsearch.papers import Paper
-from embedsearch.results import HIT_COLUMNS, Hit, Hits
+from embedsearch.search.results import HIT_COLUMNS, Hit, Hits
 
 
 def test_searches_return_hits(seed_engine: SearchEngine) -> None:

@@ -138,7 +138,7 @@ def test_errors_are_tool_errors_in_the_clis_words(server: object, seed_index: Pa
 
 def test_a_long_query_is_named_by_its_opening_and_one_too_long_refused(
         server: object, seed_engine: SearchEngine) -> None:
-    from embedsearch.retrieval import MAX_QUERY_CHARS
+    from embedsearch.search.retrieval import MAX_QUERY_CHARS
     from tests.test_retrieval import long_query
 
     query = long_query(seed_engine, 5_000)

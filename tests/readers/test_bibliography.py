@@ -234,7 +234,7 @@ def test_recommendations_from_a_bibliography_without_abstracts(
 def test_titles_on_one_topic_find_its_paper_among_5000(cli: Cli, tmp_path: Path) -> None:
     """A thesis bibliography that names a topic in titles, its abstracts mostly absent:
     the one paper of that topic the index holds comes within the top 20 of 5,000."""
-    from embedsearch.devset import DevSet
+    from embedsearch.evaluation.devset import DevSet
 
     dev = DevSet(DEV_DATA)
     stored = dev.stored_vectors()

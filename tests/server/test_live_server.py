@@ -21,7 +21,7 @@ import pytest
 import uvicorn
 
 from embedsearch import SearchEngine
-from embedsearch.retrieval import MAX_QUERY_CHARS
+from embedsearch.search.retrieval import MAX_QUERY_CHARS
 from embedsearch.server import create_app
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from embedsearch import SearchEngine
-from embedsearch.retrieval import MAX_QUERY_CHARS
+from embedsearch.search.retrieval import MAX_QUERY_CHARS
 from embedsearch.server import create_app
 from embedsearch.server.run import MAX_REQUEST_HEAD_BYTES
-from embedsearch.words import FUNCTION_WORDS
+from embedsearch.text.words import FUNCTION_WORDS
 from tests.conftest import CliResult
 from tests.server.test_live_server import CHROMIUM, CHROMIUM_FLAGS, LiveServer, get, search_url
 from tests.test_retrieval import long_query

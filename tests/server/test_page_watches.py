@@ -16,7 +16,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 from embedsearch import SearchEngine  # noqa: E402
 from embedsearch.server import create_app  # noqa: E402
-from embedsearch.watching import Watch  # noqa: E402
+from embedsearch.watches.saved import Watch  # noqa: E402
 from tests.server.test_live_server import CHROMIUM, CHROMIUM_FLAGS, LiveServer  # noqa: E402
 from tests.server.test_page import WAIT_MS, shot  # noqa: E402
 

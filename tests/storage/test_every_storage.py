@@ -34,9 +34,9 @@ from embedsearch import (
     QueryError,
     SearchEngine,
 )
-from embedsearch.dates import now
+from embedsearch.index.syncing import SourceState
 from embedsearch.storage.exact import exact_search
-from embedsearch.syncing import SourceState
+from embedsearch.text.dates import now
 from tests.conftest import (
     DEV_QUERIES,
     CliResult,
@@ -486,7 +486,7 @@ def test_a_milvus_server_index_is_shared_by_processes(
 @pytest.mark.data
 @pytest.mark.slow
 def test_eval_scores_the_three_modes_on_milvus_like_local(tmp_path: Path) -> None:
-    from embedsearch.evaluation import evaluate
+    from embedsearch.evaluation.evaluate import evaluate
 
     corpus = DEV_QUERIES.parent / "papers.jsonl.gz"
     args = {"limit": 1_000, "work": tmp_path / "eval", "tasks": ("title", "keyword")}

@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...identifiers import normalise_arxiv_id
 from ...papers import Paper, derive_title
+from ...text.identifiers import normalise_arxiv_id
 from ..base import Located, Skipped, register_format, source_name
 from .hyphens import Spelling, mend_breaks
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from ...errors import InputError
+from ...index.syncing import SourceState
 from ...papers import Paper
-from ...syncing import SourceState
 from ..base import Located, Skipped, register_format
 from ..pdf import PdfExtraction, extract_pdf, report_note
 from ..records import paper_from_record

@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...bibentry import ZOTERO_TYPES, bib_fields, page_range
 from ...errors import InputError
-from ...filters import COLLECTION_SEPARATOR, collection_names
-from ...identifiers import normalise_arxiv_id, normalise_doi
+from ...search.filters import COLLECTION_SEPARATOR, collection_names
+from ...text.bibentry import ZOTERO_TYPES, bib_fields, page_range
+from ...text.identifiers import normalise_arxiv_id, normalise_doi
 from ..foreign import collapse, doi_url
 from .tables import AttachmentRow, Library, Row, Tables
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any
 
-from ...dates import now
+from ...text.dates import now
 
 __all__ = ["added_at", "first_key_after", "recorded"]
 

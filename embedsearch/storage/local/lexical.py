@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...words import Tokenized, Tokenizer, find_terms, lucene_idf
+from ...text.words import Tokenized, Tokenizer, find_terms, lucene_idf
 
 __all__ = ["LEXICAL_FILE", "PAIR_WEIGHT", "LexicalIndex", "LexicalSearch"]
 

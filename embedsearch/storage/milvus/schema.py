@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...bibentry import bib_fields
 from ...errors import ConfigurationError, InputError
-from ...filters import Filters, collection_names
 from ...papers import Paper, embedding_text, normalise_title
-from ...words import Tokenizer
+from ...search.filters import Filters, collection_names
+from ...text.bibentry import bib_fields
+from ...text.words import Tokenizer
 
 __all__ = ["ADDED", "ANALYZER", "HNSW_DEFAULTS", "MAX_KEYWORDS", "MAX_RECORD_BYTES",
            "MAX_TEXT_BYTES",

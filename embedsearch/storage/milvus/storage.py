@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...dates import now
 from ...errors import (
     ConfigurationError,
     EmbedSearchError,
@@ -23,7 +22,8 @@ from ...errors import (
 )
 from ...papers import Paper
 from ...progress import progress_bar
-from ...words import WordCounts
+from ...text.dates import now
+from ...text.words import WordCounts
 from ..base import IndexOptions, Storage, View, lexical_texts
 from ..layout import IndexDirectory, Lease, Manifest, Staging
 from .connection import Connection, milvus_errors, quietly

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...filters import Filters
 from ...papers import Paper
-from ...words import WordCounts
+from ...search.filters import Filters
+from ...text.words import WordCounts
 from ..base import Ranked, View, WordStatistics
 from ..exact import EXACT_SUBSET_MAX, exact_search
 from ..layout import Lease, Manifest

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 from embedsearch import SearchEngine
-from embedsearch.dates import now
 from embedsearch.encoding import Encoder
 from embedsearch.errors import (
     ConfigurationError,
@@ -29,9 +28,9 @@ from embedsearch.errors import (
     InputError,
     PaperNotFoundError,
 )
-from embedsearch.filters import Filters
 from embedsearch.papers import Paper, embedding_text, normalise_title
 from embedsearch.readers import read_papers
+from embedsearch.search.filters import Filters
 from embedsearch.storage import IndexOptions, View, storage_class
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.layout import IndexDirectory, Manifest
@@ -39,7 +38,8 @@ from embedsearch.storage.local.lexical import LexicalIndex, LexicalSearch
 from embedsearch.storage.milvus import Milvus, MilvusStorage, MilvusView
 from embedsearch.storage.milvus import view as milvus_view
 from embedsearch.storage.milvus.schema import filter_expression, paper_rows, truncate_text
-from embedsearch.words import WordCounts
+from embedsearch.text.dates import now
+from embedsearch.text.words import WordCounts
 
 pytest.importorskip("pymilvus", reason="the Milvus extra is not installed: "
                                        "pip install -e '.[milvus]'")

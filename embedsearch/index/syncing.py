@@ -1,0 +1,141 @@
+"""Keeping an index in step with a source it mirrors (a Zotero library): what changed.
+
+A source says which of the index's papers are its own (`owns`: a Zotero library's
+ids start with `zotero:`), lists its papers as they are now, cheaply, and completes
+the ones about to be written with what is costly to read (an abstract from a PDF).
+Comparing the two gives the plan: papers to add, papers changed (removed and added in
+the same generation, so a reader never misses them), papers gone. A paper is changed
+when any field differs; one without an abstract matches a stored one that has one
+and is otherwise equal (its abstract came from its PDF), so a sync does not read every
+PDF again. Nothing unchanged is written, and a changed paper whose encoded text is
+the same (a new tag, a corrected year) keeps its stored vector: only new text is
+encoded. A stored paper written without an entry type and bibliographic fields (before
+the Zotero reader kept them) is not changed by those alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..papers import Paper, embedding_text
+from ..storage import View
+
+__all__ = ["SourceState", "SyncPlan", "SyncReport", "SyncSource", "plan_sync", "same",
+           "stored_vectors"]
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """A source as it is now: its papers without what is costly to read, which of the
+    index's papers are its own, and how to complete papers about to be written."""
+
+    papers: list[Paper]
+    owns: Callable[[str], bool]
+    complete: Callable[[Sequence[Paper]], list[Paper]] = list
+
+
+class SyncSource(Protocol):
+    """What an index can be kept in step with (`SearchEngine.sync`)."""
+
+    def sync_state(self) -> SourceState:
+        """The source as it is now (one consistent snapshot of it)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What a sync did, or would do (`dry_run`): ids added, updated and removed, how
+    many were unchanged, and the title-only ones left out (`allow_title_only` off)."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    title_only: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+    def summary(self) -> str:
+        """One line: "added 3, updated 1, removed 2, unchanged 812"."""
+        verbs = ("would add", "update", "remove") if self.dry_run else \
+            ("added", "updated", "removed")
+        line = (f"{verbs[0]} {len(self.added)}, {verbs[1]} {len(self.updated)}, "
+                f"{verbs[2]} {len(self.removed)}, unchanged {self.unchanged}")
+        if self.title_only:
+            line += (f"; {len(self.title_only)} without an abstract left out "
+                     "(--allow-title-only indexes them on their titles)")
+        return line
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """The papers to write (new ones, then changed ones) and the ids to remove first."""
+
+    add: list[Paper]
+    update: list[Paper]
+    remove: list[str]
+    unchanged: int
+    title_only: list[str]
+
+    def report(self, *, dry_run: bool) -> SyncReport:
+        return SyncReport([p.id for p in self.add], [p.id for p in self.update],
+                          list(self.remove), self.unchanged, list(self.title_only), dry_run)
+
+
+def same(incoming: Paper, stored: Paper) -> bool:
+    """Whether `stored` is `incoming` as it was written; an incoming paper without an
+    abstract matches a stored one whose abstract came from elsewhere (its PDF)."""
+    if not incoming.abstract and stored.abstract:
+        incoming = dataclasses.replace(incoming, abstract=stored.abstract,
+                                       title_derived=stored.title_derived)
+    if not stored.entry_type and not stored.bib_fields:
+        # Written before the reader kept item types and bibliographic fields: those
+        # alone are no change, or the first sync after an upgrade would rewrite every
+        # paper (and a digest would list them all as new). They come with its next one.
+        incoming = dataclasses.replace(incoming, entry_type="", bib_fields=())
+    return incoming == stored
+
+
+def plan_sync(source: SourceState, stored: Mapping[str, Paper], *,
+              allow_title_only: bool = False) -> SyncPlan:
+    """What brings `stored` (the index's papers the source owns, by id) in step with
+    the source's papers now; `source.complete` fills in those to write."""
+    now = {paper.id: paper for paper in source.papers}
+    unchanged = [pid for pid, paper in now.items()
+                 if pid in stored and same(paper, stored[pid])]
+    written = source.complete([p for pid, p in now.items()
+                               if pid not in stored or not same(p, stored[pid])])
+    title_only = [p.id for p in written if p.title_only and not allow_title_only]
+    written = [p for p in written if not p.title_only or allow_title_only]
+    gone = [pid for pid in stored if pid not in now or pid in title_only]
+    return SyncPlan(add=[p for p in written if p.id not in stored],
+                    update=[p for p in written if p.id in stored],
+                    remove=gone, unchanged=len(unchanged),
+                    title_only=[pid for pid in title_only if pid not in stored])
+
+
+def stored_vectors(view: View, updates: Sequence[Paper], stored: Mapping[str, Paper]
+                   ) -> dict[str, NDArray[np.float32]]:
+    """The stored vector of each of `updates` whose encoded text is what `view` holds
+    for it (its metadata changed, not its text): those need no encoding."""
+    fields = view.manifest.text["fields"]
+    same_text = [paper.id for paper in updates
+                 if embedding_text(paper, fields) == embedding_text(stored[paper.id], fields)]
+    keys = view.keys_of(same_text)
+    held = [paper_id for paper_id in same_text if paper_id in keys]
+    if not held:
+        return {}
+    vectors = view.vectors(np.array([keys[paper_id] for paper_id in held], dtype=np.int64))
+    return dict(zip(held, vectors))

@@ -1,0 +1,186 @@
+"""Writing an index: build it from papers, and what every update checks first.
+
+Each write encodes what it must before touching the disk, then, holding the writers'
+lock, has the index's storage stage a complete new generation from the newest one and
+publishes it in one rename, so a failure at any point leaves the previous index as it
+was, and a change another process published meanwhile is never lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._version import __version__
+from ..encoding import Encoder, Executor, Prompts
+from ..errors import IndexIncompatibleError, InputError
+from ..papers import TEXT_FIELDS, Paper, embedding_text
+from ..storage import (
+    DEFAULT_LEXICAL_FIELDS,
+    IndexOptions,
+    Storage,
+    Target,
+    Update,
+    parse_target,
+    storage_class,
+)
+from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "adding", "build_index",
+           "check_abstracts", "check_fields", "check_same_encoding", "encode_papers",
+           "replacing"]
+
+
+def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
+    """Text fields, validated: a non-empty subset of `TEXT_FIELDS`."""
+    chosen = tuple(fields)
+    unknown = [name for name in chosen if name not in TEXT_FIELDS]
+    if unknown or not chosen:
+        raise InputError(f"{option}: expected some of {', '.join(TEXT_FIELDS)}, got "
+                         f"{', '.join(chosen) or 'nothing'}")
+    return chosen
+
+
+def check_abstracts(papers: Sequence[Paper], allow_title_only: bool) -> None:
+    """Refuse papers without an abstract unless `allow_title_only`: an index is of
+    abstracts, and a title says far less of a paper."""
+    missing = [paper.id for paper in papers if paper.title_only]
+    if missing and not allow_title_only:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5
+                                          else "")
+        raise InputError(f"{len(missing)} of the papers have no abstract ({shown}); the index "
+                         "is of abstracts: --allow-title-only (allow_title_only=True) indexes "
+                         "them on their titles")
+
+
+def _check_unique(papers: Sequence[Paper]) -> None:
+    seen: dict[str, int] = {}
+    for number, paper in enumerate(papers, 1):
+        if paper.id in seen:
+            raise InputError(f"duplicate id '{paper.id}' (records {seen[paper.id]} and {number})")
+        seen[paper.id] = number
+
+
+def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
+            progress: bool, executor: Executor | None = None) -> np.ndarray:
+    return encoder.encode_documents([embedding_text(paper, fields) for paper in papers],
+                                    progress=progress, executor=executor)
+
+
+def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper], *,
+                  progress: bool = False, executor: Executor | None = None) -> np.ndarray:
+    """The vectors `SearchEngine.add` needs for `papers` in the index of `manifest`: made before
+    the writers' lock is taken, as encoding can take hours and the lock is shared.
+    `executor` computes the cache's misses (default: this process; or a Ray cluster)."""
+    _check_unique(papers)
+    return _encode(encoder, papers, manifest.text["fields"], progress, executor)
+
+
+def check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
+    """Refuse vectors made for an index another process has rebuilt differently since."""
+    prompts = [Prompts.from_record(m.model.get("prompts")) for m in (encoded_for, newest)]
+    if (encoded_for.model["fingerprint"] != newest.model["fingerprint"]
+            or encoded_for.model["backend"] != newest.model["backend"]
+            or not prompts[0].same_as(prompts[1])
+            or encoded_for.text["fields"] != newest.text["fields"]):
+        raise IndexIncompatibleError(
+            "the index was rebuilt with another model, prompts or text fields while these "
+            "papers were being encoded; nothing was added: run the command again")
+
+
+def build_index(
+    directory: IndexDirectory,
+    papers: Sequence[Paper],
+    encoder: Encoder,
+    options: IndexOptions = IndexOptions(),
+    *,
+    target: Target | None = None,
+    vectors: np.ndarray | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+    wait: float | None = DEFAULT_WAIT,
+    executor: Executor | None = None,
+) -> Manifest:
+    """Encode `papers` and write them as a new index whose data lives at `target`
+    (replacing one if `overwrite`, waiting up to `wait` seconds for another writer of it
+    to finish). `executor` computes the vectors the cache lacks (default: this process;
+    or a Ray cluster).
+
+    `vectors` skips the encoding: row i must be paper i's embedding by this very
+    encoder (a corpus's published embeddings, say); they are normalised here.
+    """
+    fields = check_fields(options.fields)
+    lexical_fields = check_fields(options.lexical_fields, "--lexical-fields")
+    if not papers:
+        raise InputError("no papers to index")
+    _check_unique(papers)
+    # Refuse what would fail before encoding, which can take hours.
+    directory.ensure_writable(replace=overwrite)
+    target = target or parse_target("local")
+    storage = storage_class(target.kind)(directory, target.settings(), target.secrets())
+    try:
+        storage.check_build(options, len(papers), encoder.dim, overwrite=overwrite)
+        vectors = (_encode(encoder, papers, fields, progress, executor) if vectors is None
+                   else _given_vectors(vectors, len(papers), encoder.dim))
+        with directory.write(replace=overwrite, wait=wait) as staging:
+            manifest = Manifest(
+                model=encoder.record(),
+                text={"fields": list(fields), "lexical_fields": list(lexical_fields)},
+                index={},
+                count=len(papers),
+                software=f"embedsearch {__version__}",
+            )
+            return storage.build(staging, papers, vectors, manifest, options,
+                                 progress=progress)
+    finally:
+        storage.close()
+
+
+def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
+    if vectors.shape != (count, dim):
+        raise InputError(f"expected precomputed vectors of shape ({count}, {dim}), got "
+                         f"{vectors.shape}")
+    result = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(result, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise InputError("precomputed vectors hold zero or non-finite rows")
+    normalised: np.ndarray = result / norms
+    return normalised
+
+
+def adding(encoded_for: Manifest, papers: Sequence[Paper],
+           vectors: NDArray[np.float32]) -> Update:
+    """The write that adds `papers` (row i of `vectors` is paper i's, encoded for the
+    generation `encoded_for`) to the newest generation: refused if the index was rebuilt
+    with another encoding meanwhile; papers another process added meanwhile are kept."""
+
+    def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
+        check_same_encoding(encoded_for, newest)
+        return storage.add(staging, newest, papers, vectors)
+
+    return update
+
+
+def replacing(encoded_for: Manifest, removed: Sequence[str], papers: Sequence[Paper],
+              vectors: NDArray[np.float32]) -> Update:
+    """The write that removes the papers `removed` (ids; those already gone are passed
+    over) and adds `papers` (row i of `vectors` is paper i's, encoded for `encoded_for`)
+    in one generation: a changed paper is among both, so readers see its old version
+    or its new one. A new paper another process added meanwhile is kept as it is."""
+
+    def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
+        check_same_encoding(encoded_for, newest)
+        keys = storage.keys_of(newest, list(removed))
+        leaving = set(keys)
+        present = storage.keys_of(newest, [paper.id for paper in papers])
+        rows = [row for row, paper in enumerate(papers)
+                if paper.id not in present or paper.id in leaving]
+        if not keys and not rows:
+            return None
+        held = np.array(sorted(set(keys.values())), dtype=np.int64)
+        return storage.replace(staging, newest, held, [papers[row] for row in rows],
+                               vectors[rows])
+
+    return update
