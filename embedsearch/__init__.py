@@ -28,8 +28,8 @@ from .errors import (
     PaperNotFoundError,
     QueryError,
 )
+from .filters import Filters
 from .papers import Paper
-from .search.filters import Filters
 
 if TYPE_CHECKING:
     from .encoding import Encoder

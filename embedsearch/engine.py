@@ -23,6 +23,7 @@ from .corpus_map.attached import MapShelf
 from .corpus_map.projection import CorpusMap
 from .encoding import DEFAULT_BACKEND, Encoder, Executor, ModelSpec, index_encoder
 from .errors import EmbedSearchError, PaperNotFoundError, QueryError
+from .filters import Filters
 from .index.checking import DRIFT_SAMPLE, CheckReport, check_index
 from .index.info import IndexInfo, describe
 from .index.live import LiveIndex
@@ -39,7 +40,6 @@ from .index.writing import (
 from .papers import DEFAULT_FIELDS, Paper
 from .readers import read_papers
 from .readers.records import papers_from_records
-from .search.filters import Filters
 from .search.results import Hits
 from .search.retrieval import Request, Retriever, check_k, check_mode, check_query
 from .similar.examples import like_keys, like_papers, match_keys, pull_towards

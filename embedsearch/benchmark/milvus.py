@@ -20,7 +20,7 @@ import numpy as np
 from ..engine import SearchEngine
 from ..evaluation.devset import DevSet, Query
 from ..evaluation.metrics import mrr, recall
-from ..search.filters import Filters
+from ..filters import Filters
 from ..storage.exact import exact_search
 from ..storage.milvus import Milvus
 from .report import Table

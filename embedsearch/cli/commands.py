@@ -12,7 +12,7 @@ from typing import Any
 
 from ..bundled import default_index
 from ..errors import DependencyError, EmbedSearchError, InputError, QueryError
-from ..search.filters import Filters
+from ..filters import Filters
 from . import output
 from .sources import inputs
 

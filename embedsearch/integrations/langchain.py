@@ -40,7 +40,7 @@ except ImportError:
 from pydantic import ConfigDict
 
 from ..engine import SearchEngine
-from ..search.filters import Filters
+from ..filters import Filters
 from ..search.results import Hit
 
 __all__ = ["EmbedsearchRetriever", "hit_document"]

@@ -42,9 +42,9 @@ from pydantic import Field
 from .._version import __version__
 from ..engine import SearchEngine
 from ..exporting import to_bibtex
+from ..filters import Filters
 from ..papers import Paper
 from ..readers import read_bibliography
-from ..search.filters import Filters
 from ..search.results import Hit, Hits
 from ..search.retrieval import MAX_QUERY_CHARS
 

@@ -15,9 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import QueryError
+from ..filters import Filters
 from ..storage import Ranked, View
 from .evidence import find_evidence
-from .filters import Filters
 from .fusion import FUSION_DEPTH, cosine_scale, fuse, mmr
 from .results import Hit, Reason
 

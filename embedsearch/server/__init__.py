@@ -4,6 +4,6 @@ runs it with uvicorn. Imported only by `embedsearch serve`, so other commands st
 from __future__ import annotations
 
 from .app import ApiError, create_app
-from .run import serve
+from .serving import serve
 
 __all__ = ["ApiError", "create_app", "serve"]

@@ -28,7 +28,7 @@ from starlette.middleware.cors import CORSMiddleware
 from .._version import __version__
 from ..engine import SearchEngine
 from ..errors import IndexBusyError, InputError, PaperNotFoundError, QueryError
-from ..search.filters import Filters
+from ..filters import Filters
 from ..search.results import hit_record
 from ..search.retrieval import Mode
 from .apierror import ApiError

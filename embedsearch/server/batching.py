@@ -16,7 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..engine import SearchEngine
-from ..search.filters import Filters
+from ..filters import Filters
 from ..search.results import Hit
 
 __all__ = ["SearchBatcher"]

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import QueryError
-from ..search.filters import Filters
+from ..filters import Filters
 from ..search.retrieval import Ranker
 from ..storage import Ranked, View
 from ..text.words import label_words

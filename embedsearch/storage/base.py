@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 
 from .._version import __version__
 from ..errors import ConfigurationError, PaperNotFoundError
+from ..filters import Filters
 from ..papers import DEFAULT_FIELDS, Paper, embedding_text
-from ..search.filters import Filters
 from ..text.words import WordStatistics
 from .exact import Ranked
 from .layout import IndexDirectory, Lease, Manifest, Staging

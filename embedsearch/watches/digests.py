@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from ..filters import Filters
 from ..papers import Paper
-from ..search.filters import Filters
 from ..search.results import Hit
 from ..text.dates import now
 from .saved import Watch

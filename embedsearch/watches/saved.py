@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IndexCorruptError, IndexIncompatibleError, QueryError
+from ..filters import Filters
 from ..fs import exclusive_lock, write_atomic
 from ..papers import Paper
 from ..readers.records import papers_from_records
-from ..search.filters import Filters
 from ..search.retrieval import check_query
 from ..storage.layout import SIDE_FILES
 from ..text.dates import now

@@ -16,7 +16,7 @@ import pytest
 from embedsearch import SearchEngine
 from embedsearch.search.retrieval import MAX_QUERY_CHARS
 from embedsearch.server import create_app
-from embedsearch.server.run import MAX_REQUEST_HEAD_BYTES
+from embedsearch.server.serving import MAX_REQUEST_HEAD_BYTES
 from embedsearch.text.words import FUNCTION_WORDS
 from tests.conftest import CliResult
 from tests.server.test_live_server import CHROMIUM, CHROMIUM_FLAGS, LiveServer, get, search_url

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
-from ...search.filters import COLLECTION_SEPARATOR, collection_names
+from ...filters import COLLECTION_SEPARATOR, collection_names
 from ...text.bibentry import ZOTERO_TYPES, bib_fields, page_range
 from ...text.identifiers import normalise_arxiv_id, normalise_doi
 from ..foreign import collapse, doi_url

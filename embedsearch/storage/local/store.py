@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from ...filters import Filters, collection_names
 from ...papers import Paper
-from ...search.filters import Filters, collection_names
 from ...text.bibentry import bib_fields
 
 __all__ = ["PaperStore", "STORE_FILE"]

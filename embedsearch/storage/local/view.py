@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ...filters import Filters
 from ...papers import Paper, normalise_title
-from ...search.filters import Filters
 from ..base import Ranked, View, WordStatistics
 from ..layout import Lease, Manifest
 from .additions import added_at, first_key_after

@@ -23,8 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import ConfigurationError, InputError
+from ...filters import Filters, collection_names
 from ...papers import Paper, embedding_text, normalise_title
-from ...search.filters import Filters, collection_names
 from ...text.bibentry import bib_fields
 from ...text.words import Tokenizer
 

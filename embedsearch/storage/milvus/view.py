@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...filters import Filters
 from ...papers import Paper
-from ...search.filters import Filters
 from ...text.words import WordCounts
 from ..base import Ranked, View, WordStatistics
 from ..exact import EXACT_SUBSET_MAX, exact_search

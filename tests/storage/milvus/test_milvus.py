@@ -28,9 +28,9 @@ from embedsearch.errors import (
     InputError,
     PaperNotFoundError,
 )
+from embedsearch.filters import Filters
 from embedsearch.papers import Paper, embedding_text, normalise_title
 from embedsearch.readers import read_papers
-from embedsearch.search.filters import Filters
 from embedsearch.storage import IndexOptions, View, storage_class
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.layout import IndexDirectory, Manifest

@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..errors import QueryError
-from ..text.dates import moment_in_words, parse_since
+from .errors import QueryError
+from .text.dates import moment_in_words, parse_since
 
 __all__ = ["COLLECTION_SEPARATOR", "Filters", "collection_names"]
 
