@@ -6,6 +6,7 @@ only the faces import the engine), a lazy import inside a function included."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -139,3 +140,42 @@ def test_every_face_offers_every_recommendation_method() -> None:
 
     assert set(METHOD_CHOICES) == set(get_args(Method)) == set(METHODS)
     assert METHOD_CHOICES[0] == DEFAULT_METHOD
+
+
+ARCHITECTURE_PAGE = REPO / "docs" / "explanation" / "architecture.md"
+
+
+def _page_rooms() -> dict[str, set[str]]:
+    """Each room of the architecture page's module table (its folder under the package,
+    '' for the root) and the modules its row names."""
+    text = ARCHITECTURE_PAGE.read_text(encoding="utf-8")
+    table = text[text.index("| room | owns |"):].split("\n\n", 1)[0]
+    rows = table.splitlines()[2:]
+    rooms: dict[str, set[str]] = {}
+    for row in rows:
+        head, owns = row.strip("|").split("|", 1)
+        folders = re.findall(r"`([a-z_/]+)/`", head)
+        folder = folders[0] if folders and folders[0] != "embedsearch" else ""
+        rooms[folder] = set(re.findall(r"`([a-z_]+\.py)`", owns))
+    return rooms
+
+
+def _package_rooms() -> dict[str, set[str]]:
+    rooms: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        folder = str(path.parent.relative_to(PACKAGE)).replace(".", "")
+        rooms.setdefault(folder, set()).add(path.name)
+    return rooms
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    """The page's map is the tree: every folder of the package is a row, and each row
+    names every module of its folder (a package's `__init__.py` only where it owns
+    something), so a moved or new module fails here until the page says where it is."""
+    page, package = _page_rooms(), _package_rooms()
+    assert sorted(page) == sorted(package)
+    differences = {folder: (sorted(page[folder] - package[folder]),
+                            sorted(package[folder] - page[folder] - {"__init__.py"}))
+                   for folder in package if page[folder] - package[folder]
+                   or package[folder] - page[folder] - {"__init__.py"}}
+    assert differences == {}

@@ -139,7 +139,7 @@ def test_errors_are_tool_errors_in_the_clis_words(server: object, seed_index: Pa
 def test_a_long_query_is_named_by_its_opening_and_one_too_long_refused(
         server: object, seed_engine: SearchEngine) -> None:
     from embedsearch.search.retrieval import MAX_QUERY_CHARS
-    from tests.test_retrieval import long_query
+    from tests.search.test_retrieval import long_query
 
     query = long_query(seed_engine, 5_000)
     [schema] = [tool.input_schema for tool in listing(server) if tool.name == "search"]

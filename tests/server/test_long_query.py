@@ -19,8 +19,8 @@ from embedsearch.server import create_app
 from embedsearch.server.serving import MAX_REQUEST_HEAD_BYTES
 from embedsearch.text.words import FUNCTION_WORDS
 from tests.conftest import CliResult
+from tests.search.test_retrieval import long_query
 from tests.server.test_live_server import CHROMIUM, CHROMIUM_FLAGS, LiveServer, get, search_url
-from tests.test_retrieval import long_query
 
 LONG = 10_000
 K = 20  # the page's default
