@@ -2,7 +2,7 @@
 
 The format is chosen by extension (`.txt`, `.jsonl`, `.json`, `.csv`, `.tsv`, `.bib`,
 `.ris`, each optionally `.gz`) or named with `format=`; inside JSON and JSON Lines the
-first record may show another tool's layout (CSL-JSON, the arXiv snapshot, OpenAlex:
+first record may show another tool's dialect (CSL-JSON, the arXiv metadata dump, OpenAlex:
 see `foreign`). A Zotero library is read in place: a `ZoteroLibrary`, or `zotero:...`
 among the inputs (see `zotero`). A new format is one new module in this package that
 registers its reader with `base.register_format`.
@@ -38,7 +38,7 @@ from . import (  # noqa: F401
 from .base import FormatSpec, Located, Skipped, format_for, formats, source_name
 from .zotero import ZoteroLibrary, as_library
 
-# The imports above register each format (and layout); bibtexparser, rispy and pylatexenc
+# The imports above register each format (and dialect); bibtexparser, rispy and pylatexenc
 # are imported only when a file of theirs is read.
 __all__ = ["Bibliography", "FormatSpec", "Skipped", "Source", "ZoteroLibrary", "formats",
            "iter_papers", "read_bibliography", "read_papers"]

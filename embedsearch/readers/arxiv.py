@@ -1,11 +1,11 @@
-"""The arXiv metadata snapshot (Kaggle's arxiv-metadata-oai-snapshot.json): JSON Lines.
+"""The arXiv metadata dump (Kaggle's arxiv-metadata-oai-snapshot.json): JSON Lines.
 
 Each line: `id`, `title`, `abstract` (hard-wrapped: whitespace is collapsed), `authors`
 (one text, "A, B and C", with LaTeX accents) or `authors_parsed` [[last, first, suffix]],
 `categories` ("cs.LG stat.ML") -> keywords, `versions` [{created: "Mon, 2 Apr 2007
 ..."}] -> the year of the first version, else `update_date`. The url is
 https://arxiv.org/abs/ID and the venue "arXiv". A `.jsonl` file is read this way when
-its first record has `categories` and `versions` or `update_date`; the snapshot's own
+its first record has `categories` and `versions` or `update_date`; the dump's own
 name ends in `.json`, so pass `--format arxiv` for it (or rename it `.jsonl`).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from ..text.identifiers import normalise_doi
 from ..text.latex import latex_to_text
 from .base import Located, Skipped, register_format
-from .foreign import collapse, layout_named, optional_text, register_layout, year_in
+from .foreign import collapse, dialect_named, optional_text, register_dialect, year_in
 from .jsonl import read_json_lines
 from .records import Where, kind
 
@@ -64,9 +64,9 @@ def _year(raw: Mapping[str, object], where: Where) -> int | None:
     return year_in(optional_text(raw, "update_date", where), "update_date", where)
 
 
-@register_layout("arxiv", _looks_like_arxiv)
+@register_dialect("arxiv", _looks_like_arxiv)
 def arxiv_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
-    """One snapshot record in our record layout."""
+    """One record of the dump in our record fields."""
     identifier = optional_text(raw, "id", where)
     return {
         "id": identifier,
@@ -81,6 +81,6 @@ def arxiv_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
     }
 
 
-@register_format("arxiv", (), "the arXiv metadata snapshot (JSON Lines)")
+@register_format("arxiv", (), "the arXiv metadata dump (JSON Lines)")
 def read_arxiv(path: Path) -> Iterator[Located | Skipped]:
-    return read_json_lines(path, layout_named("arxiv"))
+    return read_json_lines(path, dialect_named("arxiv"))

@@ -10,7 +10,7 @@ thesis's school, a report's institution; `number` a report's number; a `page` ra
 says master's a mastersthesis), `archive_location` "arXiv:ID" (where Zotero keeps a
 preprint's arXiv id, as our export does) the arXiv id. CSL's `article` is a preprint,
 a misc entry. A `.json` file is read as CSL-JSON when its first
-item has `issued` or `container-title`, or authors as objects: keys our own layout
+item has `issued` or `container-title`, or authors as objects: keys our own fields
 never uses, so a file of ours is never mistaken for one.
 """
 
@@ -24,10 +24,10 @@ from ..text.identifiers import normalise_arxiv_id
 from .base import Located, Skipped, register_format
 from .foreign import (
     collapse,
+    dialect_named,
     doi_url,
-    layout_named,
     optional_text,
-    register_layout,
+    register_dialect,
     split_keywords,
     year_in,
 )
@@ -139,9 +139,9 @@ def _arxiv_id(raw: Mapping[str, object], where: Where) -> str:
     return normalise_arxiv_id(location) if location.lower().startswith("arxiv:") else ""
 
 
-@register_layout("csl-json", _looks_like_csl)
+@register_dialect("csl-json", _looks_like_csl)
 def csl_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
-    """One CSL item in our record layout."""
+    """One CSL item in our record fields."""
     doi = optional_text(raw, "DOI", where)
     kind = _kind(raw, where)
     return {
@@ -161,4 +161,4 @@ def csl_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
 
 @register_format("csl-json", (), "CSL-JSON items, as Zotero exports them")
 def read_csl_json(path: Path) -> Iterator[Located | Skipped]:
-    return read_json_document(path, layout_named("csl-json"))
+    return read_json_document(path, dialect_named("csl-json"))

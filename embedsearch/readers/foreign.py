@@ -1,15 +1,15 @@
-"""Other tools' records: the layouts sniffed inside JSON files, and entries without abstracts.
+"""Other tools' records: the dialects sniffed inside JSON files, and entries without abstracts.
 
-A layout (CSL-JSON, the arXiv snapshot, OpenAlex) converts one foreign JSON object into
-our record layout (see `records`), which `paper_from_record` then validates like any
-other. The JSON and JSON Lines readers pick a layout from the first record of a file
-(`sniff_layout`), or are told one by a format name (`--format arxiv`).
+A dialect (CSL-JSON, the arXiv metadata dump, OpenAlex) converts one foreign JSON object into
+our record fields (see `records`), which `paper_from_record` then validates like any
+other. The JSON and JSON Lines readers pick a dialect from the first record of a file
+(`sniff_dialect`), or are told one by a format name (`--format arxiv`).
 
 Exports of reference managers and bibliographic databases routinely hold entries
 without an abstract (a hand-written thesis bibliography holds few). Such an entry with
 a title becomes a title-only paper (`Paper.title_only`), which the caller keeps as an
 example or drops, reporting it (see `readers.read_bibliography`); one with neither is
-`Skipped`. Our own layouts keep requiring an abstract on every record, where a missing
+`Skipped`. Our own formats keep requiring an abstract on every record, where a missing
 one is a mistake in the script that wrote the file.
 """
 
@@ -26,15 +26,15 @@ from .records import Where, kind, paper_from_record
 
 __all__ = [
     "Converted",
-    "Layout",
+    "Dialect",
     "collapse",
     "doi_url",
     "first_last",
     "foreign_papers",
-    "layout_named",
+    "dialect_named",
     "optional_text",
-    "register_layout",
-    "sniff_layout",
+    "register_dialect",
+    "sniff_dialect",
     "split_keywords",
     "year_in",
 ]
@@ -49,38 +49,38 @@ Convert = Callable[[Mapping[str, object], Where], dict[str, object]]
 
 
 @dataclass(frozen=True)
-class Layout:
-    """A foreign JSON record layout: how to recognise one record, how to convert it."""
+class Dialect:
+    """a foreign JSON dialect: how to recognise one record, how to convert it."""
 
     name: str
     looks_like: Callable[[Mapping[str, object]], bool]
     convert: Convert
 
 
-_LAYOUTS: dict[str, Layout] = {}
+_DIALECTS: dict[str, Dialect] = {}
 
 
-def register_layout(
+def register_dialect(
     name: str, looks_like: Callable[[Mapping[str, object]], bool]
 ) -> Callable[[Convert], Convert]:
-    """Make the decorated converter layout `name`, chosen for records `looks_like` accepts."""
+    """Make the decorated converter dialect `name`, chosen for records `looks_like` accepts."""
 
     def decorate(convert: Convert) -> Convert:
-        _LAYOUTS[name] = Layout(name, looks_like, convert)
+        _DIALECTS[name] = Dialect(name, looks_like, convert)
         return convert
 
     return decorate
 
 
-def layout_named(name: str) -> Layout:
-    return _LAYOUTS[name]
+def dialect_named(name: str) -> Dialect:
+    return _DIALECTS[name]
 
 
-def sniff_layout(record: Mapping[str, object]) -> Layout | None:
-    """The foreign layout `record` is in, or None for our own."""
-    for layout in _LAYOUTS.values():
-        if layout.looks_like(record):
-            return layout
+def sniff_dialect(record: Mapping[str, object]) -> Dialect | None:
+    """The foreign dialect `record` is in, or None for our own."""
+    for dialect in _DIALECTS.values():
+        if dialect.looks_like(record):
+            return dialect
     return None
 
 

@@ -1,6 +1,6 @@
 """A JSON document holding an array of paper records (see `records`).
 
-As with JSON Lines, the first object of the array may show a foreign layout (CSL-JSON
+As with JSON Lines, the first object of the array may show a foreign dialect (CSL-JSON
 as Zotero exports it, OpenAlex works); an object with a `results` array is an OpenAlex
 API response.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..papers import derive_id
 from .base import Located, Skipped, load_json, read_text, register_format, source_name
-from .foreign import Converted, Layout, foreign_papers, layout_named, sniff_layout
+from .foreign import Converted, Dialect, dialect_named, foreign_papers, sniff_dialect
 from .records import Where, kind, paper_from_record
 
 __all__ = ["json_records", "read_json_array", "read_json_document"]
@@ -21,11 +21,11 @@ __all__ = ["json_records", "read_json_array", "read_json_document"]
 _JSONL_HINT = "; it looks like JSON Lines: rename it .jsonl or pass --format jsonl"
 
 
-def json_records(path: Path) -> tuple[list[object], Layout | None]:
-    """The records of the document and the layout its container shows, if any."""
+def json_records(path: Path) -> tuple[list[object], Dialect | None]:
+    """The records of the document and the dialect its container shows, if any."""
     document = load_json(read_text(path), path, extra_data_hint=_JSONL_HINT)
     if isinstance(document, dict) and isinstance(document.get("results"), list):
-        return document["results"], layout_named("openalex")
+        return document["results"], dialect_named("openalex")
     if not isinstance(document, list):
         raise InputError(f"expected a JSON array of records, got {kind(document)}", path=path)
     return document, None
@@ -39,19 +39,19 @@ def _objects(path: Path, records: list[object]) -> Iterator[tuple[int, dict[str,
         yield position, raw
 
 
-def _converted(path: Path, layout: Layout, records: list[object]) -> Iterator[Converted]:
+def _converted(path: Path, dialect: Dialect, records: list[object]) -> Iterator[Converted]:
     for position, raw in _objects(path, records):
         where = Where(path, None, position)
-        record = layout.convert(raw, where)
+        record = dialect.convert(raw, where)
         name = record.get("id")
         yield record, where, f"{name} (record {position})" if name else f"record {position}"
 
 
-def read_json_document(path: Path, layout: Layout | None = None) -> Iterator[Located | Skipped]:
-    """Papers of a JSON document in `layout`, or in the one its container or records show."""
+def read_json_document(path: Path, dialect: Dialect | None = None) -> Iterator[Located | Skipped]:
+    """Papers of a JSON document in `dialect`, or in the one its container or records show."""
     records, shown = json_records(path)
     first = next((raw for raw in records if isinstance(raw, dict)), None)
-    chosen = layout or shown or (sniff_layout(first) if first is not None else None)
+    chosen = dialect or shown or (sniff_dialect(first) if first is not None else None)
     if chosen is not None:
         yield from foreign_papers(path, _converted(path, chosen, records))
         return

@@ -1,7 +1,7 @@
 """JSON Lines: one JSON object per line, each a paper record (see `records`).
 
-The first record decides the layout of the whole file: ours, or a foreign one it is
-recognised as (`foreign.sniff_layout`: the arXiv snapshot, OpenAlex works, CSL items).
+The first record decides the dialect of the whole file: ours, or a foreign one it is
+recognised as (`foreign.sniff_dialect`: the arXiv metadata dump, OpenAlex works, CSL items).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..papers import derive_id
 from .base import Located, Skipped, iter_lines, load_json, register_format, source_name
-from .foreign import Converted, Layout, foreign_papers, sniff_layout
+from .foreign import Converted, Dialect, foreign_papers, sniff_dialect
 from .records import Where, kind, paper_from_record
 
 __all__ = ["json_objects", "read_json_lines", "read_jsonl"]
@@ -40,22 +40,22 @@ def _ours(path: Path, objects: Iterator[tuple[int, dict[str, object]]]) -> Itera
         yield paper, f"{path}:{line}"
 
 
-def _converted(path: Path, layout: Layout,
+def _converted(path: Path, dialect: Dialect,
                objects: Iterator[tuple[int, dict[str, object]]]) -> Iterator[Converted]:
     for line, raw in objects:
         where = Where(path, line, None)
-        record = layout.convert(raw, where)
+        record = dialect.convert(raw, where)
         name = record.get("id")
         yield record, where, f"{name} (line {line})" if name else f"line {line}"
 
 
-def read_json_lines(path: Path, layout: Layout | None = None) -> Iterator[Located | Skipped]:
-    """Papers of a JSON Lines file in `layout`, or in the layout its first record shows."""
+def read_json_lines(path: Path, dialect: Dialect | None = None) -> Iterator[Located | Skipped]:
+    """Papers of a JSON Lines file in `dialect`, or in the dialect its first record shows."""
     objects = json_objects(path)
     first = next(objects, None)
     if first is None:
         return
-    chosen = layout or sniff_layout(first[1])
+    chosen = dialect or sniff_dialect(first[1])
     objects = itertools.chain([first], objects)
     if chosen is None:
         yield from _ours(path, objects)

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from .base import Located, Skipped, compressed, register_format
-from .foreign import collapse, doi_url, layout_named, optional_text, register_layout
+from .foreign import collapse, dialect_named, doi_url, optional_text, register_dialect
 from .jsonarray import read_json_document
 from .jsonl import read_json_lines
 from .records import Where, kind
@@ -75,9 +75,9 @@ def _venue(raw: Mapping[str, object], where: Where) -> str:
     return optional_text({"primary_location": name}, "primary_location", where)
 
 
-@register_layout("openalex", _looks_like_openalex)
+@register_dialect("openalex", _looks_like_openalex)
 def openalex_record(raw: Mapping[str, object], where: Where) -> dict[str, object]:
-    """One OpenAlex work in our record layout."""
+    """One OpenAlex work in our record fields."""
     page = optional_text(raw, "id", where)
     doi = optional_text(raw, "doi", where)
     keywords = _names(raw.get("keywords"), "keywords", ("display_name",), where) or \
@@ -98,7 +98,7 @@ def openalex_record(raw: Mapping[str, object], where: Where) -> dict[str, object
 @register_format("openalex", (), "OpenAlex works (JSON Lines, or an API response)")
 def read_openalex(path: Path) -> Iterator[Located | Skipped]:
     inner = path.with_suffix("") if compressed(path) else path
-    layout = layout_named("openalex")
+    dialect = dialect_named("openalex")
     if inner.suffix.lower() in _LINE_SUFFIXES:
-        return read_json_lines(path, layout)
-    return read_json_document(path, layout)
+        return read_json_lines(path, dialect)
+    return read_json_document(path, dialect)

@@ -2,7 +2,7 @@
 
 The file is split into entries ("TY  -" ... "ER  -") as it streams, so an error names
 the line an entry starts on, and each entry's tags are parsed by rispy. `ris_record`
-maps them onto our record layout: AB (else N2) -> abstract, TI (else T1) -> title,
+maps them onto our record fields: AB (else N2) -> abstract, TI (else T1) -> title,
 AU and A1 -> authors ("Last, First" as "First Last"), PY (else Y1, DA) -> year,
 venue from the first of T2, JO, JF, J2, JA, BT, then PB as a last resort but for a
 book, a thesis or a report, which PB published (exporters
