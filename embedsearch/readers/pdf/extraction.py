@@ -105,7 +105,8 @@ def _extract(path: Path) -> PdfExtraction:
 def _read_fields(document: Document) -> PdfExtraction:
     """The fields of an open document. Page 1 is read first; the pages after it only
     when page 1 has no Abstract heading, which keeps most files to one page's cost."""
-    from .fields import abstract_of, authors_of, join_lines, title_of
+    from .authors import authors_of
+    from .fields import abstract_of, join_lines, title_of
 
     count = min(PAGES_READ, document.pages)
     pages: list[list[Line]] = []
