@@ -1,7 +1,11 @@
 """Named implementations of a replaceable part: a class decorator fills the registry.
 
-Vector index backends and encoder backends each keep one; a new implementation is one
-module whose class carries `@registry.register("name")`.
+Two parts keep one: the vector index implementations a local segment loads by the name
+its manifest records (`storage/local/vectors/`: `faiss`, `faiss-reranked`) and the encoder
+backends `--backend` names (`encoding/`: torch, CUDA, ONNX, OpenVINO). A new
+implementation is one module whose class carries `@registry.register("name")`. (Storage
+kinds and input formats are kept by their own tables: `storage.STORAGE_KINDS`,
+`readers.base.register_format`.)
 """
 
 from __future__ import annotations

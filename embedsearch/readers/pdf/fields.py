@@ -1,4 +1,4 @@
-"""A paper's title, abstract and authors found among the lines of its first pages.
+"""A paper's title and abstract found among the lines of its first pages.
 
 Typesetting leaves the same marks whatever the template: the title is the largest text
 near the top of page 1 (when the file's metadata does not name it), the authors follow
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from .hyphens import BREAK
 from .layout import Line
 
-__all__ = ["Found", "abstract_of", "authors_of", "join_lines", "title_of"]
+__all__ = ["TRAILING_MARKS", "Found", "abstract_of", "front_matter_ends", "join_lines",
+           "title_of", "words_of"]
 
 _TITLE_MIN_GROWTH = 1.15  # a title is set at least this much larger than the body
 _TITLE_MAX_LINES = 5
@@ -38,7 +39,6 @@ _PARAGRAPH_MIN_WORDS = 40
 _PROSE_MIN_WORDS = 15
 _PROSE_LOWER_SHARE = 0.5
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
-_AUTHOR_REGION_LINES = 30
 
 _ABSTRACT = re.compile(r"^\W*a\s?b\s?s\s?t\s?r\s?a\s?c\s?t\W*$", re.IGNORECASE)
 _SUMMARY = re.compile(r"^\W*(?:summary|résumé)\W*$", re.IGNORECASE)
@@ -62,33 +62,14 @@ _FOLLOWERS = re.compile(
 _BARRED_KEYWORDS = re.compile(r"^[^|]{1,40}(?:\s\|\s[^|]{1,40}){2,}$")
 _OPENING_SECTION = re.compile(r"^(?:introduction|background|motivation|overview)\W*$",
                               re.IGNORECASE)
-_TRAILING_MARKS = re.compile(r"[\s*∗†‡§¶⋆]+$")
+#: Footnote marks after a title or a name.
+TRAILING_MARKS = re.compile(r"[\s*∗†‡§¶⋆]+$")
 _FILE_NAME = re.compile(r"\.(?:pdf|docx?|rtf|odt|tex|dvi|ps|indd|pages|qxd)$", re.IGNORECASE)
 _NOT_TITLES = re.compile(
     r"^(?:microsoft (?:word|powerpoint) - |untitled|title|paper title|template|manuscript"
     r"|main|paper|article|document|draft|slides|thesis|arxiv:|doi:|\\|\$|http)",
     re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{3,}")
-
-# Words that mark an affiliation, a placeholder or a role, never a person's name.
-_NOT_NAMES = {
-    "university", "universität", "universite", "université", "universidad", "università",
-    "universiteit", "institute", "institut", "instituto", "department", "dept", "school",
-    "college", "faculty", "laboratory", "laboratories", "lab", "labs", "center", "centre",
-    "inc", "ltd", "llc", "gmbh", "corporation", "corp", "company", "group", "research",
-    "hospital", "academy", "foundation", "board", "council", "ministry", "agency",
-    "technology", "sciences", "science", "engineering", "campus", "street", "road",
-    "author", "authors", "anonymous", "given", "name", "surname", "submission", "member",
-    "fellow", "ieee", "senior", "student", "paper", "abstract", "email", "e-mail",
-    "independent", "researcher", "equal", "contribution", "corresponding",
-}
-_PARTICLES = {"van", "von", "de", "der", "den", "da", "di", "del", "della", "la", "le",
-              "du", "dos", "das", "bin", "al", "el", "ter", "ten", "y", "zu"}
-_NAME_SPLIT = re.compile(r"\s*(?:,|;|&|·|\band\b|\bund\b|\bet\b|\|)\s*")
-_IEEE_GRADE = re.compile(r",?\s*(?:(?:Student|Senior|Life|Associate)\s+)?(?:Member|Fellow)"
-                         r",?\s*(?:IEEE|ACM)\b", re.IGNORECASE)
-_NAME_PART = re.compile(r"^(?:[A-ZÀ-ÖØ-Þ][\w'’.-]*|[A-Z]\.(?:-?[A-Z]\.)*)$")
-
 
 @dataclass(frozen=True)
 class Found:
@@ -107,7 +88,8 @@ def join_lines(lines: Sequence[Line]) -> str:
     return " ".join("".join(parts).split())
 
 
-def _tokens(text: str) -> set[str]:
+def words_of(text: str) -> set[str]:
+    """The words of three letters or more in `text`, casefolded."""
     return {word.casefold() for word in _WORD.findall(text)}
 
 
@@ -124,7 +106,7 @@ def _metadata_title(title: str, page_text: set[str]) -> bool:
     """A real title: not empty, not a file or template name, of a title's length, and
     its words printed on page 1 (so not another document's title left in the file)."""
     title = title.strip()
-    words = _tokens(title)
+    words = words_of(title)
     if not 8 <= len(title) <= _TITLE_MAX_CHARS or len(title.split()) < 2 or not words:
         return False
     if _FILE_NAME.search(title) or _NOT_TITLES.match(title):
@@ -171,7 +153,7 @@ def _set_apart_lines(lines: Sequence[Line]) -> list[Line]:
     body = _body_size(lines)
     run: list[Line] = []
     for line in lines[:_TITLE_SEARCH_LINES]:
-        if _front_matter_ends(line):
+        if front_matter_ends(line):
             break
         if run:
             if abs(line.size - run[0].size) > 0.5 or run[-1].bottom - line.top > 2.5 * line.size:
@@ -192,10 +174,10 @@ def title_of(lines: Sequence[Line], metadata: str) -> tuple[Found | None, int]:
     if not run:
         run, source = _set_apart_lines(lines), "first set-apart lines on page 1"
     after = lines.index(run[-1]) + 1 if run else 0
-    page_words = _tokens(" ".join(line.text for line in lines))
+    page_words = words_of(" ".join(line.text for line in lines))
     if _metadata_title(metadata, page_words):
         return Found(" ".join(metadata.split()), "metadata"), after
-    text = _TRAILING_MARKS.sub("", join_lines(run))
+    text = TRAILING_MARKS.sub("", join_lines(run))
     if run and 3 <= len(text) <= _TITLE_MAX_CHARS:
         return Found(text, source), after
     return None, after
@@ -387,51 +369,7 @@ def _first_paragraph(pages: Sequence[Sequence[Line]], after_title: int) -> Found
     return None
 
 
-# -- authors ----------------------------------------------------------------------------
-def _name(text: str) -> str | None:
-    """`text` as a person's name ("Ada Lovelace", "J. R. R. Tolkien", "Jan van Dijk"), or
-    None when it is something else (an affiliation, a place, a placeholder)."""
-    text = _TRAILING_MARKS.sub("", text.strip(" *∗†‡§¶⋆,;")).strip()
-    words = text.split()
-    if not 2 <= len(words) <= 5 or any(char.isdigit() or char in "@()/:[]" for char in text):
-        return None
-    if any(word.lower().strip(".") in _NOT_NAMES for word in words):
-        return None
-    if not all(_NAME_PART.match(word) or word.lower() in _PARTICLES for word in words):
-        return None
-    return " ".join(words)
-
-
-def _names(text: str) -> list[str] | None:
-    """All names of one line or metadata field, or None if any part is not a name."""
-    text = _IEEE_GRADE.sub("", text)
-    parts = [part for part in _NAME_SPLIT.split(text) if part.strip(" *∗†‡§¶⋆")]
-    names = [_name(part) for part in parts]
-    if not names or any(name is None for name in names):
-        return None
-    return [name for name in names if name is not None]
-
-
-def _front_matter_ends(line: Line) -> bool:
+def front_matter_ends(line: Line) -> bool:
     """Whether `line` starts the paper's text: the abstract, or a section."""
     return bool(_ABSTRACT.match(line.plain) or _SUMMARY.match(line.plain)
                 or _RUN_IN.match(line.text) or _section(line))
-
-
-def authors_of(lines: Sequence[Line], after_title: int, metadata: str
-               ) -> tuple[tuple[str, ...], str]:
-    """Authors from the metadata when its names are printed on page 1, else from the
-    lines between the title and the abstract (or first section) that are names only:
-    a line that also holds an affiliation, a place or an email is passed over."""
-    page_words = _tokens(" ".join(line.text for line in lines))
-    listed = _names(metadata) if metadata.strip() else None
-    if listed and all(_tokens(name.split()[-1]) <= page_words for name in listed):
-        return tuple(listed), "metadata"
-    found: list[str] = []
-    for line in lines[after_title:after_title + _AUTHOR_REGION_LINES]:
-        if _front_matter_ends(line):
-            break
-        for name in _names(line.plain) or ():
-            if name not in found:
-                found.append(name)
-    return tuple(found), ("lines between the title and the abstract" if found else "")

@@ -87,9 +87,6 @@ class Document:
     metadata: dict[str, str]
     pages: int
 
-    def page_height(self, index: int) -> float:
-        return float(self.pdf.get_page_size(index)[1])
-
     def lines(self, index: int) -> tuple[list[Line], str]:
         """The lines of page `index` (0-based) in reading order, and its rotated text
         (the arXiv stamp in the margin is drawn at 90 degrees)."""

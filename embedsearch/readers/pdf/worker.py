@@ -21,7 +21,7 @@ import sys
 import threading
 from pathlib import Path
 
-from . import PdfExtraction, extract_pdf
+from .extraction import PdfExtraction, extract_here
 
 __all__ = ["PdfWorker", "shared_worker"]
 
@@ -52,7 +52,7 @@ class PdfWorker:
             try:
                 process = self._running()
             except OSError:  # no way to start a process here: read in this one
-                return extract_pdf(path, isolated=False)
+                return extract_here(path)
             assert process.stdin is not None
             try:
                 process.stdin.write(json.dumps({"path": str(path.absolute())}) + "\n")
@@ -152,7 +152,7 @@ def main() -> None:
     for request in sys.stdin:
         path = Path(json.loads(request)["path"])
         try:
-            extraction = extract_pdf(path, isolated=False)
+            extraction = extract_here(path)
         except MemoryError:
             extraction = PdfExtraction(path, skipped="damaged: reading it needed more "
                                                      f"than {MEMORY_LIMIT >> 30} GiB")

@@ -1,4 +1,5 @@
-"""Vector indexes held against exact NumPy search: recall, removal, filters, persistence."""
+"""Vector indexes held against exact NumPy search: recall, filters, persistence, and the
+tombstones of indexes written before segments."""
 
 from __future__ import annotations
 
@@ -57,22 +58,6 @@ def test_auto_choice_follows_the_size_and_memory_rules() -> None:
     assert ivf_params(100)["nlist"] == 2  # k-means needs ~39 points per list
 
 
-@pytest.mark.parametrize("kind", TYPES + ["ivfpq", "IVF16,SQ8"])
-def test_every_type_removes_and_never_returns_removed_keys(kind: str) -> None:
-    count = PQ_COUNT if kind == "ivfpq" else 3000
-    vectors = clustered(count)
-    keys = np.arange(100, 100 + count, dtype=np.int64)
-    index = create_index(kind, vectors.shape[1], len(keys), PARAMS.get(kind))
-    index.add(keys, vectors)
-    gone = keys[::3]
-    index.remove(gone)
-    assert len(index) == count - len(gone)
-    assert np.array_equal(index.keys(), np.setdiff1d(keys, gone))
-    _, found = index.search(vectors[:50], 10)
-    assert not set(found.ravel()) & set(gone.tolist())
-    assert (found >= 0).all()  # still k hits each
-
-
 @pytest.mark.parametrize("kind", TYPES + ["ivfpq"])
 def test_filters_return_k_admissible_hits(kind: str) -> None:
     vectors = clustered(PQ_COUNT if kind == "ivfpq" else 4000, seed=1)
@@ -89,19 +74,19 @@ def test_filters_return_k_admissible_hits(kind: str) -> None:
     assert [set(row[:2]) for row in found] == [{1, 2}] * 20 and (found[:, 2:] == -1).all()
 
 
-def test_hnsw_tombstones_are_compacted(tmp_path: Path) -> None:
+def test_tombstones_an_index_before_segments_left_are_never_returned(tmp_path: Path) -> None:
+    """Formats 1 and 2 removed in place: an HNSW graph kept removed vectors, and only the
+    keys file said which are live. Such files become a segment as they are."""
     vectors = clustered(1000, seed=2)
     keys = np.arange(1000, dtype=np.int64)
     index = create_index("hnsw", vectors.shape[1], len(keys))
     index.add(keys, vectors)
-    index.remove(keys[:100])
-    assert len(index) == 900 and index.held == 1000  # tombstones, not yet rebuilt
     index.save(tmp_path)
+    np.save(tmp_path / "keys.npy", keys[100:])  # what a format-2 remove of 0..99 wrote
     loaded = load_index(tmp_path, index.meta(), vectors.shape[1])
+    assert len(loaded) == 900 and np.array_equal(loaded.keys(), keys[100:])
     _, found = loaded.search(vectors[:100], 5)
-    assert not (set(found.ravel()) & set(range(100)))
-    loaded.remove(keys[100:400])
-    assert loaded.held == 600  # past a quarter: rebuilt from live vectors
+    assert not (set(found.ravel()) & set(range(100))) and (found >= 0).all()
     assert np.allclose(loaded.reconstruct(keys[500:505]), vectors[500:505])
 
 

@@ -63,9 +63,6 @@ class VectorIndex(ABC):
     def add(self, keys: NDArray[np.int64], vectors: NDArray[np.float32]) -> None: ...
 
     @abstractmethod
-    def remove(self, keys: NDArray[np.int64]) -> None: ...
-
-    @abstractmethod
     def reconstruct(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
         """The stored vectors of `keys`, in that order."""
 

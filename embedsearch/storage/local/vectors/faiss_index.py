@@ -1,9 +1,11 @@
 """FAISS-backed vector indexes: exact Flat, HNSW, IVF, or any FAISS factory string.
 
-Every index type removes vectors: FAISS removes them from Flat and IVF indexes itself;
-HNSW graphs cannot drop nodes, so removed keys become tombstones that every search
-excludes, and the graph is rebuilt from the live vectors once tombstones pass a quarter
-of it. Keys are never reused, so a tombstone never comes back to life.
+An index is written once, with its segment, and never changed: a removed paper stays in
+it until a merge writes a new segment, and the segment's deletions keep it out of every
+search. Only an index written before segments (formats 1 and 2 removed vectors in
+place) may hold more: HNSW graphs cannot drop nodes, so its removed keys stayed in the
+graph as tombstones, absent from the keys file beside it; every search excludes them.
+Keys are never reused, so a tombstone never comes back to life.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ __all__ = ["FaissIndex", "factory_for"]
 
 _INDEX_FILE = "vectors.faiss"
 _KEYS_FILE = "keys.npy"
-_TOMBSTONE_SHARE = 0.25
 
 
 def factory_for(kind: str, count: int,
@@ -86,13 +87,9 @@ class FaissIndex(VectorIndex):
     def keys(self) -> NDArray[np.int64]:
         return self._keys
 
-    @property
-    def held(self) -> int:
-        """Vectors in the FAISS structure, removed ones (HNSW's tombstones) included."""
-        return int(self._index.ntotal)
-
     def _tombstones(self) -> NDArray[np.int64]:
-        """Keys still in the FAISS structure but removed (only HNSW keeps any)."""
+        """Keys still in the FAISS structure but removed (only an HNSW graph written
+        before segments holds any)."""
         if self._ivf is not None:
             return np.zeros(0, np.int64)
         stored = faiss.vector_to_array(self._index.id_map)
@@ -106,25 +103,6 @@ class FaissIndex(VectorIndex):
         set_threads()
         self._index.add_with_ids(vectors, keys)
         self._keys = np.union1d(self._keys, keys)
-
-    def remove(self, keys: NDArray[np.int64]) -> None:
-        keys = np.ascontiguousarray(keys, dtype=np.int64)
-        if self._ivf is not None:
-            # IVF's key hashtable can only drop an explicit array of keys.
-            self._index.remove_ids(faiss.IDSelectorArray(keys))
-        elif not isinstance(faiss.downcast_index(self._index.index), faiss.IndexHNSW):
-            self._index.remove_ids(faiss.IDSelectorBatch(keys))
-        self._keys = np.setdiff1d(self._keys, keys)
-        self._dead = self._tombstones()
-        if len(self._dead) > _TOMBSTONE_SHARE * max(len(self._keys), 1):
-            self._rebuild()
-
-    def _rebuild(self) -> None:
-        fresh = FaissIndex.create(self.kind, self.dim, len(self._keys),
-                                  {k: v for k, v in self.params.items() if k != "factory"})
-        if len(self._keys):
-            fresh.add(self._keys, self.reconstruct(self._keys))
-        self._index, self._ivf, self._dead = fresh._index, fresh._ivf, fresh._dead
 
     def reconstruct(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
         keys = np.ascontiguousarray(keys, dtype=np.int64)

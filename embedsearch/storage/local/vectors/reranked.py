@@ -82,12 +82,6 @@ class RerankedIndex(VectorIndex):
         self._vectors = np.concatenate([self._vectors, vectors])
         self._keys = np.concatenate([self._keys, keys])
 
-    def remove(self, keys: NDArray[np.int64]) -> None:
-        keys = np.ascontiguousarray(keys, dtype=np.int64)
-        self._index.remove_ids(faiss.IDSelectorArray(keys))
-        keep = ~np.isin(self._keys, keys)
-        self._vectors, self._keys = self._vectors[keep], self._keys[keep]
-
     def reconstruct(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
         return np.asarray(self._vectors[self._rows(np.asarray(keys, dtype=np.int64))],
                           dtype=np.float32)
