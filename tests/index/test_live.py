@@ -104,9 +104,9 @@ def test_an_add_skips_papers_another_process_added_meanwhile(
 
 def test_queries_go_on_while_a_write_publishes(
         seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from embedsearch.storage import layout
+    from embedsearch.storage import checksums
 
-    checksum = layout.sha256_file
+    checksum = checksums.sha256_file
     publishing = threading.Event()
 
     def slow_checksum(path: Path) -> str:  # a publish as slow as at 80k papers
@@ -114,7 +114,7 @@ def test_queries_go_on_while_a_write_publishes(
         time.sleep(0.3)
         return checksum(path)
 
-    monkeypatch.setattr(layout, "sha256_file", slow_checksum)
+    monkeypatch.setattr(checksums, "sha256_file", slow_checksum)
     reader.search("warm up", k=1)
     writer = threading.Thread(target=reader.add, args=(new_records("slow", 3),))
     writer.start()
