@@ -47,6 +47,7 @@ from .similar.recommending import DEFAULT_METHOD
 from .storage import Storage, Target, View
 from .storage.backup import backup_index
 from .storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+from .storage.records import ModelRecord
 from .watches.saved import WatchList
 
 __all__ = ["SearchEngine"]
@@ -82,7 +83,7 @@ class SearchEngine:
         self._cache_dir = cache_dir
         self._cache = cache
         self._live = LiveIndex(directory, verify=verify, secrets=secrets)
-        self._encoder: tuple[dict[str, Any], Encoder] | None = None  # (for model, encoder)
+        self._encoder: tuple[ModelRecord, Encoder] | None = None  # (for model, encoder)
         self._maps = MapShelf()
         if model is not None or backend is not None or query_prompt is not None:
             self.encoder  # refuse a mismatched encoder now, not at the first query
@@ -675,7 +676,7 @@ class SearchEngine:
         return any(written)
 
 
-def _built_with(directory: IndexDirectory) -> dict[str, Any] | None:
+def _built_with(directory: IndexDirectory) -> ModelRecord | None:
     """The model record of the index at `directory` (None when there is none to read):
     what a build replacing it keeps its encoder backend from."""
     try:

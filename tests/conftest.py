@@ -190,8 +190,8 @@ def ids_on_disk(index: Path) -> set[str]:
     directory = IndexDirectory(index)
     manifest = directory.read_manifest()
     found = set()
-    for record in manifest.segments:
-        folder = directory.files_dir(manifest) / record["name"]
+    for record in manifest.local.segments:
+        folder = directory.files_dir(manifest) / record.name
         deleted = set(deletions_of(folder).tolist())
         store = PaperStore.open(folder / STORE_FILE)
         try:
@@ -206,7 +206,7 @@ def data_file(index: Path, name: str) -> Path:
     first segment."""
     directory = IndexDirectory(index)
     manifest = directory.read_manifest()
-    return directory.files_dir(manifest) / manifest.segments[0]["name"] / name
+    return directory.files_dir(manifest) / manifest.local.segments[0].name / name
 
 
 def free_port() -> int:

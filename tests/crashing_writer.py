@@ -37,7 +37,7 @@ def _after(calls: int, real: Callable[..., Any]) -> Callable[..., Any]:
 def _install(point: str) -> None:
     from embedsearch import fs
     from embedsearch.encoding import encoder
-    from embedsearch.storage import layout
+    from embedsearch.storage import checksums, layout
     from embedsearch.storage.local import lexical
     from embedsearch.storage.local import storage as local_storage
 
@@ -54,7 +54,7 @@ def _install(point: str) -> None:
     elif point == "while-merging":  # segments being merged into one
         local_storage.merge_segments = _die  # type: ignore[assignment]
     elif point == "while-checksumming":  # staged, not yet renamed into place
-        layout.sha256_file = _after(0, layout.sha256_file)  # type: ignore[assignment]
+        checksums.sha256_file = _after(0, checksums.sha256_file)  # type: ignore[assignment]
     elif point == "after-rename":  # the generation in place, the manifest not yet
         layout.write_atomic = _die  # type: ignore[assignment]
     elif point == "mid-manifest":  # the new manifest written aside, not renamed

@@ -178,3 +178,41 @@ def test_the_architecture_page_names_every_module() -> None:
                    for folder in package if page[folder] - package[folder]
                    or package[folder] - page[folder] - {"__init__.py"}}
     assert differences == {}
+
+
+#: String-key access to a manifest record (`manifest.model["dim"]`, `.get("kind")`),
+#: and where each kind of record may be read by key: nowhere for the typed records
+#: (storage/records.py and manifest.py read and write their JSON), a storage kind's
+#: settings only by that kind, a vector index's parameters only by its implementation.
+_RECORD_KEYS = {
+    r"\.(model|text|index|storage|local|prompts|rules)": (),
+    r"\.settings": ("storage/milvus/",),
+    r"\.params": ("storage/local/vectors/", "storage/milvus/"),
+    r"\b(segment|record)\[[\"'](name|count|deleted|index)[\"']\]|\.segments\[\d+\]": (),
+}
+_RECORD_OWNERS = ("storage/records.py", "storage/manifest.py")
+
+
+def keyed_record_reads(package: Path) -> list[str]:
+    """Each place in `package` that reads a manifest record by string key outside the
+    modules that own the key ("path:line: text")."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package).as_posix()
+        if where in _RECORD_OWNERS:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for pattern, owners in _RECORD_KEYS.items():
+            if owners and where.startswith(owners):
+                continue
+            keyed = re.compile(pattern if pattern.startswith(r"\b") else
+                               rf"({pattern})(\[[\"']|\.get\([\"']|\[\d+\]\[[\"'])")
+            found += [f"{where}:{text.count(chr(10), 0, hit.start()) + 1}: {hit.group(0)}"
+                      for hit in keyed.finditer(text)]
+    return found
+
+
+def test_no_module_reads_a_manifest_record_by_string_key_outside_its_owner() -> None:
+    """The manifest's records are typed (storage/records.py); read as dicts, they had
+    gathered some 38 string-key lookups in 10 files, and 41 of segments' records."""
+    assert keyed_record_reads(PACKAGE) == []

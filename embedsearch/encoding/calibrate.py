@@ -22,7 +22,7 @@ import logging
 import os
 import platform
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ import numpy as np
 from ..bundled import sample_abstracts
 from ..fs import write_atomic
 from .base import Backend, backend_class, backend_names
+from .built import BuiltWith
 from .cuda_backend import cuda_devices
 from .models import ModelSpec
 from .onnx_export import ensure_export
@@ -181,7 +182,7 @@ def _batch_invariant(name: str) -> bool:
     return name not in backend_names() or backend_class(name).batch_invariant
 
 
-def kept_backend(spec: ModelSpec, replaced: Mapping[str, Any] | None) -> str | None:
+def kept_backend(spec: ModelSpec, replaced: BuiltWith | None) -> str | None:
     """What `auto` means for a build that replaces an index whose manifest's model record
     is `replaced`: that index's backend, when the same model built it and the backend
     still runs here (cuda only with a GPU), so a rebuild scores the same papers as the
@@ -192,9 +193,9 @@ def kept_backend(spec: ModelSpec, replaced: Mapping[str, Any] | None) -> str | N
     verdict, and the rebuilt index scored one query 0.637 where it had said 0.634 (as
     reported in issue 40).
     """
-    if not replaced or replaced.get("fingerprint") != spec.fingerprint:
+    if replaced is None or replaced.fingerprint != spec.fingerprint:
         return None
-    name = str(replaced.get("backend", ""))
+    name = replaced.backend
     if name not in backend_names() or (name == "cuda" and not cuda_devices()):
         return None
     _log.info("Encoder backend %s, the one the index being replaced was built with, so its "

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +19,7 @@ from numpy.typing import NDArray
 from ..errors import IndexIncompatibleError
 from ..progress import progress_bar
 from .base import Backend, backend_class
+from .built import BuiltWith
 from .cache import DEFAULT_MAX_BYTES, EmbeddingCache, default_cache_dir
 from .calibrate import choose_backend, kept_backend
 from .executors import Executor, LocalExecutor
@@ -60,7 +60,7 @@ class Encoder:
         query_prompt: str | None = None,
         document_prompt: str | None = None,
         job_size: int | None = None,
-        replacing: Mapping[str, Any] | None = None,
+        replacing: BuiltWith | None = None,
     ) -> None:
         self.spec = model if isinstance(model, ModelSpec) else resolve_model(model)
         self.prompts: Prompts = resolve_prompts(self.spec.name, self.spec.path,
@@ -77,7 +77,7 @@ class Encoder:
         self._max_cache_bytes = max_cache_bytes
         self._cache: EmbeddingCache | None = None
 
-    def _auto(self, job_size: int | None, replacing: Mapping[str, Any] | None) -> str:
+    def _auto(self, job_size: int | None, replacing: BuiltWith | None) -> str:
         # Only torch knows where a prompt ends for a model that pools without it.
         prompted = bool(self.prompts.query or self.prompts.document)
         if prompted and not self.spec.layout().include_prompt:
@@ -110,12 +110,6 @@ class Encoder:
         """Tokens of a text the model reads; the rest is cut off, as sentence-transformers
         does."""
         return self._backend.max_seq_length
-
-    def record(self) -> dict[str, Any]:
-        """How an index manifest names this encoder; a query encoder must match it."""
-        return {"name": self.spec.name, "fingerprint": self.spec.fingerprint,
-                "backend": self.backend, "dim": self.dim, "max_seq_length": self.max_seq_length,
-                "prompts": self.prompts.record()}
 
     def cache_namespace(self) -> str:
         """What a cached document vector depends on besides its text (known without
@@ -187,7 +181,7 @@ class Encoder:
             self._cache = None
 
 
-def index_encoder(built: Mapping[str, Any], index: Path, *,
+def index_encoder(built: BuiltWith, index: Path, *,
                   model: str | ModelSpec | None = None, backend: str | None = None,
                   query_prompt: str | None = None,
                   cache_dir: str | os.PathLike[str] | None = None,
@@ -195,17 +189,17 @@ def index_encoder(built: Mapping[str, Any], index: Path, *,
     """The query encoder of the index at `index`, which `built` (its manifest's model
     record) encoded: that model, backend and prompts unless others are named, and those
     refused unless their vectors are comparable (same fingerprint, backend, prompts)."""
-    name = model or built["name"]
+    name = model or built.name
     spec = name if isinstance(name, ModelSpec) else resolve_model(name)
-    backend = backend or str(built["backend"])
-    if spec.fingerprint != built["fingerprint"] or backend != built["backend"]:
+    backend = backend or built.backend
+    if spec.fingerprint != built.fingerprint or backend != built.backend:
         raise IndexIncompatibleError(
-            f"index {index} was built with {built['name']} on backend {built['backend']} "
-            f"(fingerprint {str(built['fingerprint'])[:12]}), but the query encoder is "
+            f"index {index} was built with {built.name} on backend {built.backend} "
+            f"(fingerprint {built.fingerprint[:12]}), but the query encoder is "
             f"{spec.short()} on backend {backend}; their vectors are not comparable: omit "
             "--model/--backend to use the index's own encoder, or rebuild the index with "
             "this one")
-    prompts = Prompts.from_record(built.get("prompts"))
+    prompts = Prompts.from_record(built.prompts)
     if query_prompt is not None and query_prompt != prompts.query:
         raise IndexIncompatibleError(
             f"index {index} was built for queries prefixed {prompts.query!r}, not "

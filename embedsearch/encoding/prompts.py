@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from .built import PromptTexts
 
 __all__ = ["KNOWN_FAMILIES", "Prompts", "Role", "model_prompts", "resolve_prompts"]
 
@@ -64,12 +65,9 @@ class Prompts:
         return {"query": self.query, "document": self.document, "source": self.source}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any] | None) -> Prompts:
-        """The prompts an index was built with (none for indexes written before prompts)."""
-        if not record:
-            return cls()
-        return cls(str(record.get("query", "")), str(record.get("document", "")),
-                   str(record.get("source", "given")))
+    def from_record(cls, record: PromptTexts) -> Prompts:
+        """The prompts an index was built with, as its manifest records them."""
+        return cls(record.query, record.document, record.source)
 
     def same_as(self, other: Prompts) -> bool:
         """Whether vectors made under both are comparable (the texts, not the source)."""

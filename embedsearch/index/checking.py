@@ -123,7 +123,7 @@ def _drift(view: View, encode: Callable[[list[str]], NDArray[np.float32]], sampl
     if 0 < sample < len(keys):
         keys = np.sort(np.random.default_rng(0).choice(keys, sample, replace=False))
     papers = view.papers(keys)
-    fields = view.manifest.text["fields"]
+    fields = view.manifest.text.fields
     fresh = encode([embedding_text(papers[int(key)], fields) for key in keys])
     cosines = np.sum(fresh * view.vectors(keys), axis=1) if len(keys) else np.ones(0)
     low = cosines < drift_threshold()

@@ -55,24 +55,22 @@ def index_info(path: str | os.PathLike[str]) -> IndexInfo:
 
 def describe(directory: IndexDirectory, manifest: Manifest) -> IndexInfo:
     model = manifest.model
-    params = {k: v for k, v in manifest.index["params"].items()}
     return IndexInfo(
         path=str(directory.path),
         count=manifest.count,
-        model=str(model["name"]),
-        fingerprint=str(model["fingerprint"]),
-        encoder_backend=str(model["backend"]),
-        dim=int(model["dim"]),
-        index_type=str(manifest.index["type"]),
-        index_params=params,
-        fields=tuple(manifest.text["fields"]),
+        model=model.name,
+        fingerprint=model.fingerprint,
+        encoder_backend=model.backend,
+        dim=model.dim,
+        index_type=manifest.index.type,
+        index_params=dict(manifest.index.params),
+        fields=manifest.text.fields,
         format_version=manifest.format_version,
         created=manifest.created,
         updated=manifest.updated,
         bytes=sum(int(entry["bytes"]) for entry in manifest.files.values()),
-        storage=dict(manifest.storage),
-        prompts={"query": "", "document": "", "source": "none",
-                 **model.get("prompts", {})},
-        segments=len(manifest.segments),
-        deleted=sum(int(segment.get("deleted", 0)) for segment in manifest.segments),
+        storage=manifest.storage.to_dict(),
+        prompts=model.prompts.to_dict(),
+        segments=len(manifest.local.segments),
+        deleted=manifest.local.deleted,
     )

@@ -95,7 +95,7 @@ class LiveIndex:
     def _storage_of(self, manifest: Manifest) -> Storage:
         """The storage `manifest`'s data lives in: the one in use unless a rebuild moved it."""
         current = self._storage
-        if current is None or current.settings != manifest.storage:
+        if current is None or current.where != manifest.storage:
             current = storage_class(storage_kind(manifest))(self.directory, manifest.storage,
                                                             self._secrets)
             self._storage = current

@@ -130,7 +130,7 @@ def stored_vectors(view: View, updates: Sequence[Paper], stored: Mapping[str, Pa
                    ) -> dict[str, NDArray[np.float32]]:
     """The stored vector of each of `updates` whose encoded text is what `view` holds
     for it (its metadata changed, not its text): those need no encoding."""
-    fields = view.manifest.text["fields"]
+    fields = view.manifest.text.fields
     same_text = [paper.id for paper in updates
                  if embedding_text(paper, fields) == embedding_text(stored[paper.id], fields)]
     keys = view.keys_of(same_text)

@@ -27,10 +27,11 @@ from ..storage import (
     storage_class,
 )
 from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+from ..storage.records import ModelRecord, PromptsRecord, StorageRecord, TextRecord
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "adding", "build_index",
            "check_abstracts", "check_fields", "check_same_encoding", "encode_papers",
-           "replacing"]
+           "model_record", "replacing"]
 
 
 def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
@@ -75,16 +76,15 @@ def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper],
     the writers' lock is taken, as encoding can take hours and the lock is shared.
     `executor` computes the cache's misses (default: this process; or a Ray cluster)."""
     _check_unique(papers)
-    return _encode(encoder, papers, manifest.text["fields"], progress, executor)
+    return _encode(encoder, papers, manifest.text.fields, progress, executor)
 
 
 def check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
     """Refuse vectors made for an index another process has rebuilt differently since."""
-    prompts = [Prompts.from_record(m.model.get("prompts")) for m in (encoded_for, newest)]
-    if (encoded_for.model["fingerprint"] != newest.model["fingerprint"]
-            or encoded_for.model["backend"] != newest.model["backend"]
-            or not prompts[0].same_as(prompts[1])
-            or encoded_for.text["fields"] != newest.text["fields"]):
+    before, now = encoded_for.model, newest.model
+    if (before.fingerprint != now.fingerprint or before.backend != now.backend
+            or not Prompts.from_record(before.prompts).same_as(Prompts.from_record(now.prompts))
+            or encoded_for.text.fields != newest.text.fields):
         raise IndexIncompatibleError(
             "the index was rebuilt with another model, prompts or text fields while these "
             "papers were being encoded; nothing was added: run the command again")
@@ -119,23 +119,28 @@ def build_index(
     # Refuse what would fail before encoding, which can take hours.
     directory.ensure_writable(replace=overwrite)
     target = target or parse_target("local")
-    storage = storage_class(target.kind)(directory, target.settings(), target.secrets())
+    storage = storage_class(target.kind)(directory, StorageRecord.from_dict(target.settings()),
+                                         target.secrets())
     try:
         storage.check_build(options, len(papers), encoder.dim, overwrite=overwrite)
         vectors = (_encode(encoder, papers, fields, progress, executor) if vectors is None
                    else _given_vectors(vectors, len(papers), encoder.dim))
         with directory.write(replace=overwrite, wait=wait) as staging:
-            manifest = Manifest(
-                model=encoder.record(),
-                text={"fields": list(fields), "lexical_fields": list(lexical_fields)},
-                index={},
-                count=len(papers),
-                software=f"embedsearch {__version__}",
-            )
+            manifest = Manifest(model=model_record(encoder),
+                                text=TextRecord(fields, lexical_fields), count=len(papers),
+                                software=f"embedsearch {__version__}")
             return storage.build(staging, papers, vectors, manifest, options,
                                  progress=progress)
     finally:
         storage.close()
+
+
+def model_record(encoder: Encoder) -> ModelRecord:
+    """How an index's manifest names `encoder`; a query encoder must match it."""
+    prompts = encoder.prompts
+    return ModelRecord(encoder.spec.name, encoder.spec.fingerprint, encoder.backend,
+                       encoder.dim, encoder.max_seq_length,
+                       PromptsRecord(prompts.query, prompts.document, prompts.source))
 
 
 def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:

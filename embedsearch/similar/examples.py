@@ -99,7 +99,7 @@ def resolve_examples(papers: Sequence[Paper], view: View,
     """The vectors of `papers`: stored ones for papers the index holds, the rest encoded
     in one call of `encode` on their embedded text (`fields`, the index's own)."""
     keys = match_keys(papers, view)
-    out = np.zeros((len(papers), int(view.manifest.model["dim"])), dtype=np.float32)
+    out = np.zeros((len(papers), view.manifest.model.dim), dtype=np.float32)
     known = [i for i, key in enumerate(keys) if key is not None]
     if known:
         out[known] = view.vectors(np.array([keys[i] for i in known], dtype=np.int64))
@@ -150,7 +150,7 @@ def like_papers(given: Sequence[Paper], against: Sequence[Paper], view: View,
     """The dense request for papers like `given` and unlike `against`, which need not be
     in the index (`resolve_examples`), ranked by `method` (see `recommending`); those
     the index holds are never returned."""
-    found = resolve_examples([*given, *against], view, encode, view.manifest.text["fields"])
+    found = resolve_examples([*given, *against], view, encode, view.manifest.text.fields)
     split = len(given)
     vector = example_vector(found.vectors[:split], found.vectors[split:],
                             positive_weights=found.weights[:split],

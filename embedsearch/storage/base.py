@@ -30,6 +30,7 @@ from ..papers import DEFAULT_FIELDS, Paper, embedding_text
 from ..text.words import WordStatistics
 from .exact import Ranked
 from .layout import IndexDirectory, Lease, Manifest, Staging
+from .records import StorageRecord
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "Ranked", "Storage", "StorageKind", "Target",
            "Update", "View", "WordStatistics", "lexical_texts", "storage_kind"]
@@ -40,12 +41,12 @@ DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
 
 def storage_kind(manifest: Manifest) -> str:
     """Where `manifest`'s data lives: 'local' unless its `storage` says otherwise."""
-    return str(manifest.storage.get("kind", "local"))
+    return manifest.storage.kind
 
 
 def lexical_texts(papers: Iterable[Paper], manifest: Manifest) -> list[str]:
     """What BM25 reads of each paper in the index of `manifest`: its lexical fields."""
-    return [embedding_text(paper, manifest.text["lexical_fields"]) for paper in papers]
+    return [embedding_text(paper, manifest.text.lexical_fields) for paper in papers]
 
 
 @dataclass(frozen=True)
@@ -168,11 +169,11 @@ class Storage(ABC):
 
     kind: ClassVar[str]
 
-    def __init__(self, directory: IndexDirectory, settings: dict[str, Any] | None = None,
+    def __init__(self, directory: IndexDirectory, where: StorageRecord | None = None,
                  secrets: Mapping[str, Any] | None = None) -> None:
         self.directory = directory
         #: Where the data lives, as the manifest records it (`manifest.storage`).
-        self.settings = dict(settings or {"kind": self.kind})
+        self.where = where or StorageRecord(self.kind)
         #: What opening needs beyond the manifest and must never be written to disk
         #: (a server's token, say).
         self.secrets = dict(secrets or {})
@@ -186,9 +187,9 @@ class Storage(ABC):
               manifest: Manifest, options: IndexOptions, *, progress: bool = False
               ) -> Manifest:
         """Write `papers` (row i of `vectors` is paper i's, unit length) as the new index
-        `staging`, where `settings` say: `manifest` holds the model and text; the storage
-        fills in its `index` and `storage` entries and commits it. `progress`: a bar on
-        stderr for what takes long (sending rows to a server)."""
+        `staging`, where `where` says: `manifest` holds the model and text; the storage
+        fills in its `index` and `storage` records (and its own) and commits it.
+        `progress`: a bar on stderr for what takes long (sending rows to a server)."""
 
     @abstractmethod
     def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:

@@ -46,12 +46,11 @@ from ..fs import (
     Lease,
     exclusive_lock,
     fsync_dir,
-    fsync_file,
     make_temp_dir,
     try_exclusive,
     write_atomic,
 )
-from ..hashing import sha256_file
+from .checksums import file_entries, file_problem, files_under
 from .manifest import FORMAT_VERSION, MANIFEST, Manifest
 
 __all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "SIDE_FILES", "IndexDirectory", "Lease", "Manifest",
@@ -135,7 +134,7 @@ class IndexDirectory:
         """Check every file of the manifest: present, of its size and (if asked) its hash."""
         folder = self.files_dir(manifest)
         for name, expected in manifest.files.items():
-            problem = _file_problem(folder / name, expected, checksums)
+            problem = file_problem(folder / name, expected, checksums)
             if problem:
                 raise IndexCorruptError(f"{problem}; rebuild the index")
 
@@ -149,10 +148,10 @@ class IndexDirectory:
         matching their sha256, or not the manifest's."""
         folder = self.files_dir(manifest)
         found = [problem for name, expected in sorted(manifest.files.items())
-                 if (problem := _file_problem(folder / name, expected, True))]
+                 if (problem := file_problem(folder / name, expected, True))]
         if folder.is_dir():
             found += [f"{folder / name} is not a file of this generation" for name in
-                      _files_under(folder) if name not in manifest.files and name != _LEASE]
+                      files_under(folder) if name not in manifest.files and name != _LEASE]
         return found
 
     def strays(self, manifest: Manifest) -> list[str]:
@@ -315,16 +314,7 @@ class IndexDirectory:
         manifest.generation = staging.generation
         manifest.created = manifest.created or _now()  # updates carry the original
         manifest.updated = _now()
-        manifest.files = {}
-        for name in _files_under(staging.dir):
-            target = staging.dir / name
-            carried = staging.carried.get(name)
-            if carried is not None and carried["bytes"] == target.stat().st_size:
-                manifest.files[name] = carried  # written, synced and hashed by its writer
-                continue
-            fsync_file(target)
-            manifest.files[name] = {"bytes": target.stat().st_size,
-                                    "sha256": sha256_file(target)}
+        manifest.files = file_entries(staging.dir, staging.carried)
         (staging.dir / _LEASE).touch()
         for folder in {(staging.dir / name).parent for name in manifest.files}:
             fsync_dir(folder)
@@ -363,25 +353,6 @@ class IndexDirectory:
                 # Renamed into place by a writer that died before publishing its manifest:
                 # no manifest names it, so no reader can have it open.
                 shutil.rmtree(entry, ignore_errors=True)
-
-
-def _file_problem(target: Path, expected: dict[str, object], checksums: bool) -> str | None:
-    """What is wrong with one file of a generation, or None."""
-    if not target.is_file():
-        return f"{target} is missing"
-    size = target.stat().st_size
-    if size != expected["bytes"]:
-        return (f"{target} is {size} bytes, the manifest says {expected['bytes']}: the "
-                "file is truncated or damaged")
-    if checksums and sha256_file(target) != expected["sha256"]:
-        return f"{target} does not match its checksum: the file is damaged"
-    return None
-
-
-def _files_under(folder: Path) -> list[str]:
-    """The files in `folder` and its sub-folders, as sorted relative paths ("a/b")."""
-    return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*")
-                  if path.is_file())
 
 
 def _held(lock: Path) -> bool:

@@ -23,11 +23,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import IndexCorruptError, IndexIncompatibleError
+from .records import (
+    VECTOR_INDEX_ENTRIES,
+    LocalRecord,
+    ModelRecord,
+    StorageRecord,
+    TextRecord,
+    VectorIndexRecord,
+)
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "Manifest", "migrate", "missing_records"]
 
@@ -41,35 +49,38 @@ _FIRST_LEXICAL_FIELDS = ["title", "abstract", "keywords"]
 
 @dataclass
 class Manifest:
-    """Everything needed to check and load an index; written last, read first."""
+    """Everything needed to check and load an index; written last, read first. Its
+    records are frozen (see `records`); a write makes a new manifest with new ones."""
 
-    model: dict[str, Any]
-    text: dict[str, Any]
-    index: dict[str, Any]
+    model: ModelRecord
+    text: TextRecord
     count: int
+    #: The vector index: for a local index, its largest segment's (see `local`).
+    index: VectorIndexRecord = field(default_factory=VectorIndexRecord)
     metric: str = "inner_product"
     generation: int = 1
     created: str = ""
     updated: str = ""
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Where the data lives (see `storage`): {"kind": "local"} for files beside this
-    #: manifest, or a Milvus URI and collection. Never a secret.
-    storage: dict[str, Any] = field(default_factory=lambda: {"kind": "local"})
-    #: The segments of a local generation, oldest first (see `storage.local.segment`):
-    #: each {"name", "count" written, "deleted", "index" (its vector index)}. Their files
-    #: are listed in `files` under "NAME/FILE".
-    segments: list[dict[str, Any]] = field(default_factory=list)
-    #: The key the next added paper gets: keys are never reused.
-    next_key: int = 1
-    #: When papers arrived, in a local index: [first key, instant] for each write that
-    #: added some, oldest first (see `storage.local.additions`).
-    additions: list[list[Any]] = field(default_factory=list)
+    #: Where the data lives: files beside this manifest (the default), or a Milvus URI
+    #: and collection. Never a secret.
+    storage: StorageRecord = field(default_factory=StorageRecord)
+    #: The local storage's own record (its segments, next key, additions, rules); read
+    #: and written only by `storage/local/`, empty for another kind.
+    local: LocalRecord = field(default_factory=LocalRecord)
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
     software: str = ""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+        data = {"model": self.model.to_dict(), "text": self.text.to_dict(),
+                "index": {**self.index.to_dict(), **self.local.index_entries()},
+                "count": self.count, "metric": self.metric, "generation": self.generation,
+                "created": self.created, "updated": self.updated, "files": self.files,
+                "storage": self.storage.to_dict(), **self.local.entries(),
+                "format": self.format, "format_version": self.format_version,
+                "software": self.software}
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
     @classmethod
     def from_json(cls, text: str, where: Path, *, upgrading: bool = False) -> Manifest:
@@ -87,9 +98,25 @@ class Manifest:
         if upgrading:
             data = migrate(data)
         try:
-            return cls(**data)
-        except TypeError as exc:
-            raise IndexCorruptError(f"{where}: manifest has unexpected fields ({exc})") from None
+            return cls._from_data(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise IndexCorruptError(f"{where}: manifest has missing or unexpected fields "
+                                    f"({type(exc).__name__}: {exc}); rebuild the index") from None
+
+    @classmethod
+    def _from_data(cls, data: dict[str, Any]) -> Manifest:
+        records = {name: data.pop(name) for name in _RECORDS if name in data}
+        index = dict(records.get("index", {}))
+        vector_index = VectorIndexRecord.from_dict(index)
+        rules = {k: v for k, v in index.items() if k not in VECTOR_INDEX_ENTRIES}
+        return cls(model=ModelRecord.from_dict(records["model"]),
+                   text=TextRecord.from_dict(records["text"]), index=vector_index,
+                   storage=StorageRecord.from_dict(records.get("storage") or {}),
+                   local=LocalRecord.from_dict(records, rules, vector_index), **data)
+
+
+#: The entries of a manifest's JSON that records hold (the rest are plain fields).
+_RECORDS = ("model", "text", "index", "storage", "segments", "next_key", "additions")
 
 
 def _check_version(data: dict[str, Any], where: Path, *, upgrading: bool) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -16,13 +15,14 @@ from embedsearch.storage.layout import IndexDirectory
 from embedsearch.storage.local.lexical import LexicalIndex
 from embedsearch.storage.local.store import STORE_FILE
 from embedsearch.storage.local.vectors import load_index
+from embedsearch.storage.records import SegmentRecord
 from tests.conftest import CliResult, contents, data_file
 
 Cli = Callable[..., CliResult]
 FILES = ("vectors.faiss", "keys.npy", "lexical.npz", STORE_FILE)
 
 
-def _rewrite(index: Path, change: Callable[[dict[str, Any], Path], None]) -> None:
+def _rewrite(index: Path, change: Callable[[SegmentRecord, Path], None]) -> None:
     """Publish the index's data with `change` applied to a copy of its first segment's
     files (given its manifest record), as a new generation with matching checksums:
     damage no checksum would catch."""
@@ -30,8 +30,8 @@ def _rewrite(index: Path, change: Callable[[dict[str, Any], Path], None]) -> Non
     with directory.write(replace=True) as staging:
         assert staging.previous is not None
         directory.link_files(staging.previous, staging, sorted(staging.previous.files))
-        segment = staging.previous.segments[0]
-        change(segment, staging.dir / segment["name"])
+        segment = staging.previous.local.segments[0]
+        change(segment, staging.dir / segment.name)
         staging.carried.clear()
         directory.commit(staging, staging.previous)
 
@@ -54,7 +54,7 @@ def test_a_flipped_byte_in_each_file_is_found(seed_copy: Path, cli: Cli, name: s
 
 
 def test_a_paper_missing_from_the_lexical_index_is_found(seed_copy: Path, cli: Cli) -> None:
-    def drop_one(segment: dict[str, Any], folder: Path) -> None:
+    def drop_one(segment: SegmentRecord, folder: Path) -> None:
         lexical = LexicalIndex.load(folder)
         kept = LexicalIndex.merged([(lexical, np.arange(len(lexical)) > 0)])
         _replace_file(folder, "lexical.npz", kept.save)
@@ -62,7 +62,7 @@ def test_a_paper_missing_from_the_lexical_index_is_found(seed_copy: Path, cli: C
     _rewrite(seed_copy, drop_one)
     result = cli("check", "--index", seed_copy)
     assert result.code == 1
-    name = IndexDirectory(seed_copy).read_manifest().segments[0]["name"]
+    name = IndexDirectory(seed_copy).read_manifest().local.segments[0].name
     assert result.out.splitlines() == [f"segment {name}: the lexical index holds 37 papers, "
                                        "the paper store 38: 0 only in the lexical index, 1 "
                                        "missing from it"]
@@ -88,8 +88,8 @@ def test_a_drifted_vector_is_found_by_a_deep_check_and_repaired(
         keys, vectors, papers = contents(engine)
     victim = papers[int(keys[1])].id
 
-    def alter(segment: dict[str, Any], folder: Path) -> None:
-        index = load_index(folder, segment["index"], vectors.shape[1])
+    def alter(segment: SegmentRecord, folder: Path) -> None:
+        index = load_index(folder, segment.index, vectors.shape[1])
         key = int(keys[1])
         vector = index.reconstruct(np.array([key]))
         vector[0, :40] = -vector[0, :40]  # a different direction, still unit length

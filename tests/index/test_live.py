@@ -113,9 +113,9 @@ def held_until(release: threading.Event, outcomes: list[bool]) -> None:
 
 def test_queries_go_on_while_a_write_publishes(
         seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from embedsearch.storage import layout
+    from embedsearch.storage import checksums
 
-    checksum = layout.sha256_file
+    checksum = checksums.sha256_file
     publishing, answered = threading.Event(), threading.Event()
     outcomes: list[bool] = []
 
@@ -125,7 +125,7 @@ def test_queries_go_on_while_a_write_publishes(
             held_until(answered, outcomes)
         return checksum(path)
 
-    monkeypatch.setattr(layout, "sha256_file", held_checksum)
+    monkeypatch.setattr(checksums, "sha256_file", held_checksum)
     reader.search("warm up", k=1)
     writer = threading.Thread(target=reader.add, args=(new_records("slow", 3),))
     writer.start()

@@ -75,7 +75,7 @@ def test_a_backup_into_an_earlier_one_copies_only_the_segments_it_lacks(
     folder = IndexDirectory(saved).files_dir(second)
     shared = [name for name in second.files if name in inodes
               and (folder / name).stat().st_ino == inodes[name]]
-    segment = first.segments[0]["name"]
+    segment = first.local.segments[0].name
     # The first segment is shared but for its new deletions file; the new one is copied.
     assert sorted(shared) == sorted(n for n in first.files if n.startswith(segment))
     assert second.files == IndexDirectory(seed_copy).read_manifest().files

@@ -158,13 +158,13 @@ def test_kill_9_of_a_merge_leaves_the_old_index(seed_copy: Path, tmp_path: Path,
     with SearchEngine.open(seed_copy) as engine:  # nine segments: the next add merges
         for number in range(8):
             engine.add([{"id": f"single:{number}", "abstract": f"Paper number {number}."}])
-    assert len(IndexDirectory(seed_copy).read_manifest().segments) == 9
+    assert len(IndexDirectory(seed_copy).read_manifest().local.segments) == 9
     old = ids_on_disk(seed_copy)
     records = new_records("merged", 2)
     _crash(point, "add", write_jsonl(tmp_path / "add.jsonl", records), "--index", seed_copy)
-    assert len(IndexDirectory(seed_copy).read_manifest().segments) == 9
+    assert len(IndexDirectory(seed_copy).read_manifest().local.segments) == 9
     assert _check_after_crash(seed_copy, old, set()) == "old"  # its add merged the nine
-    assert len(IndexDirectory(seed_copy).read_manifest().segments) == 1
+    assert len(IndexDirectory(seed_copy).read_manifest().local.segments) == 1
     with SearchEngine.open(seed_copy) as engine:
         assert engine.add(records) == 2
         assert ids_on_disk(seed_copy) == old | {str(r["id"]) for r in records}

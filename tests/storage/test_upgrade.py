@@ -13,6 +13,7 @@ import pytest
 from embedsearch import SearchEngine
 from embedsearch.errors import IndexIncompatibleError
 from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.records import PromptsRecord, StorageRecord
 from embedsearch.storage.upgrade import upgrade_index
 from tests.conftest import REPO, CliResult
 
@@ -46,7 +47,8 @@ def test_an_old_index_is_upgraded_in_place_and_then_serves_as_a_new_one(
     assert upgrade_index(old_index) == []  # and then nothing
     manifest = IndexDirectory(old_index).read_manifest()
     assert manifest.generation == before["generation"] + 1
-    assert manifest.storage == {"kind": "local"} and "prompts" in manifest.model
+    assert manifest.storage == StorageRecord("local")
+    assert manifest.model.prompts == PromptsRecord("", "", "none")
     with SearchEngine.open(old_index) as engine:
         assert len(engine) == 6 and engine.check(deep=True, sample=0).whole
         assert engine.get("fixture:3").venue == "ICLR"
@@ -65,8 +67,8 @@ def test_an_upgrade_to_segments_shares_every_file_it_keeps(tmp_path: Path) -> No
         SearchEngine.open(index)
     upgrade_changes = upgrade_index(index)
     manifest = IndexDirectory(index).read_manifest()
-    segment = manifest.segments[0]["name"]
-    assert manifest.next_key == 7 and manifest.segments[0]["count"] == 6
+    segment = manifest.local.segments[0].name
+    assert manifest.local.next_key == 7 and manifest.local.segments[0].count == 6
     copied = {"papers.sqlite"}  # gains the doi and arxiv_id columns: a copy
     assert "the paper store's doi and arxiv_id" in upgrade_changes
     for name, inode in inodes.items():  # the other flat files became the segment: linked

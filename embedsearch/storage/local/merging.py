@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..records import SegmentRecord
 from .lexical import LexicalIndex
-from .segment import Segment, live_count, write_segment
+from .segment import Segment, write_segment
 from .vectors import VectorIndex
 
 __all__ = ["MergePolicy", "merge_segments", "plan_merge", "tier_of"]
@@ -62,19 +63,18 @@ def tier_of(live: int, policy: MergePolicy) -> int:
     return 1 + int(math.floor(math.log(live / policy.floor, policy.segments_per_tier) + 1e-9))
 
 
-def plan_merge(records: Sequence[dict[str, Any]], policy: MergePolicy) -> list[str] | None:
+def plan_merge(records: Sequence[SegmentRecord], policy: MergePolicy) -> list[str] | None:
     """The names of the segments to merge next into one, or None when none need to."""
     for record in records:
-        deleted = int(record.get("deleted", 0))
-        if deleted and deleted > policy.max_deleted_share * int(record["count"]):
-            return [str(record["name"])]
-    tiers: dict[int, list[dict[str, Any]]] = {}
+        if record.deleted and record.deleted > policy.max_deleted_share * record.count:
+            return [record.name]
+    tiers: dict[int, list[SegmentRecord]] = {}
     for record in records:
-        tiers.setdefault(tier_of(live_count(record), policy), []).append(record)
+        tiers.setdefault(tier_of(record.live, policy), []).append(record)
     for _, members in sorted(tiers.items()):
         if len(members) >= policy.segments_per_tier:
-            smallest = sorted(members, key=live_count)[:policy.segments_per_tier]
-            return [str(record["name"]) for record in smallest]
+            smallest = sorted(members, key=lambda record: record.live)
+            return [record.name for record in smallest[:policy.segments_per_tier]]
     return None
 
 
@@ -82,7 +82,7 @@ def merge_segments(folder: Path, name: str,
                    parts: Sequence[tuple[Segment, NDArray[np.int64]]],
                    index_for: Callable[[int], VectorIndex],
                    replaced: tuple[NDArray[np.int64], NDArray[np.float32]] | None = None
-                   ) -> dict[str, Any]:
+                   ) -> SegmentRecord:
     """Write the live papers of `parts` (each a segment and its deleted keys) as the new
     segment `name` in `folder`, in key order, its vector index `index_for(count)`; with
     `replaced` (keys, vectors), those keys' vectors are stored in place of theirs."""

@@ -7,7 +7,7 @@
       deletions.npy     the keys of its papers removed since (absent: none), written anew
                         by the generation that removes one
 
-A generation lists its segments in the manifest (`Manifest.segments`); the next one
+A generation lists its segments in the manifest (`LocalRecord.segments`); the next one
 shares every file it keeps by hard link and writes only what it adds: a new segment for
 an `add`, a new deletions file for each segment a `remove` touches, a merged segment
 for a merge (`merging`). A segment's name is `s` + the generation that wrote it + a
@@ -16,7 +16,7 @@ number within that generation, so names are never reused within an index.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...papers import Paper
+from ..records import SegmentRecord
 from .lexical import LexicalIndex
 from .store import STORE_FILE, PaperStore
 from .vectors import VectorIndex, load_index
 
-__all__ = ["DELETIONS_FILE", "Segment", "deletions_of", "files_of", "live_count", "load_segment",
+__all__ = ["DELETIONS_FILE", "Segment", "deletions_of", "files_of", "load_segment",
            "segment_name", "write_deletions", "write_segment"]
 
 DELETIONS_FILE = "deletions.npy"
@@ -40,15 +41,10 @@ def segment_name(generation: int, number: int) -> str:
     return f"s{generation:06d}-{number}"
 
 
-def files_of(record: dict[str, Any], files: dict[str, Any]) -> list[str]:
+def files_of(record: SegmentRecord, files: Mapping[str, Any]) -> list[str]:
     """The files ("NAME/FILE") of the segment `record` among a manifest's `files`."""
-    prefix = f"{record['name']}/"
+    prefix = f"{record.name}/"
     return sorted(name for name in files if name.startswith(prefix))
-
-
-def live_count(record: dict[str, Any]) -> int:
-    """How many of the segment's papers are not deleted."""
-    return int(record["count"]) - int(record.get("deleted", 0))
 
 
 @dataclass
@@ -76,11 +72,11 @@ class Segment:
         self.store.close()
 
 
-def load_segment(folder: Path, record: dict[str, Any], identity: str, dim: int) -> Segment:
+def load_segment(folder: Path, record: SegmentRecord, identity: str, dim: int) -> Segment:
     """The segment `record` whose files are in `folder`."""
     store = PaperStore.open(folder / STORE_FILE)
     try:
-        return Segment(str(record["name"]), identity, load_index(folder, record["index"], dim),
+        return Segment(record.name, identity, load_index(folder, record.index, dim),
                        LexicalIndex.load(folder), store)
     except BaseException:
         store.close()
@@ -103,7 +99,7 @@ def write_deletions(folder: Path, keys: NDArray[np.int64]) -> None:
 
 def write_segment(folder: Path, name: str, keys: NDArray[np.int64], papers: Sequence[Paper],
                   vectors: NDArray[np.float32], lexical: LexicalIndex,
-                  index: VectorIndex) -> dict[str, Any]:
+                  index: VectorIndex) -> SegmentRecord:
     """Write a new segment of `papers` (keys ascending; row i of `vectors` is paper i's)
     into `folder`, with `lexical` its postings and `index` its vector index (empty, of
     the type its size calls for); the manifest's record of it."""
@@ -113,4 +109,4 @@ def write_segment(folder: Path, name: str, keys: NDArray[np.int64], papers: Sequ
     index.add(keys, vectors)
     index.save(folder)
     lexical.save(folder)
-    return {"name": name, "count": len(keys), "deleted": 0, "index": index.meta()}
+    return SegmentRecord(name, len(keys), 0, index.meta())

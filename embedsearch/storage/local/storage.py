@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...errors import IndexCorruptError
 from ...papers import Paper
 from ..base import IndexOptions, Storage, View, lexical_texts
 from ..layout import Lease, Manifest, Staging
+from ..records import IndexRules, LocalRecord, SegmentRecord, StorageRecord
 from .additions import recorded
 from .lexical import LexicalIndex
 from .merging import MergePolicy, merge_segments, plan_merge
@@ -29,7 +31,6 @@ from .segment import (
     Segment,
     deletions_of,
     files_of,
-    live_count,
     load_segment,
     segment_name,
     write_deletions,
@@ -66,27 +67,23 @@ class LocalStorage(Storage):
         lexical = LexicalIndex.build(keys, lexical_texts(papers, manifest))
         record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
                                _empty_index(options, vectors.shape[1], len(papers)))
-        manifest.index = {"auto": options.index_type == "auto",
-                          "requested": options.index_type,
-                          "overrides": dict(options.index_params or {}),
-                          "exact_max": _exact_max(options),
-                          "memory_budget": options.memory_budget}
-        manifest.storage = {"kind": self.kind}
-        manifest.segments, manifest.next_key = [record], len(papers) + 1
-        manifest.additions = recorded([], 1)
-        return self._commit(staging, manifest)
+        rules = IndexRules(auto=options.index_type == "auto", requested=options.index_type,
+                           overrides=dict(options.index_params or {}),
+                           exact_max=_exact_max(options), memory_budget=options.memory_budget)
+        own = LocalRecord((record,), len(papers) + 1, recorded((), 1), rules)
+        return self._commit(staging, dataclasses.replace(
+            manifest, storage=StorageRecord(self.kind), local=own))
 
     def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:
         held: list[tuple[Segment, NDArray[np.int64]]] = []
         try:
             self.directory.verify(manifest, checksums=checksums)
             folder = self.directory.files_dir(manifest)
-            dim = int(manifest.model["dim"])
-            for record in manifest.segments:
+            for record in manifest.local.segments:
                 identity = _identity(record, manifest)
                 segment = self._open.acquire(identity, partial(
-                    load_segment, folder / record["name"], record, identity, dim))
-                held.append((segment, deletions_of(folder / record["name"])))
+                    load_segment, folder / record.name, record, identity, manifest.model.dim))
+                held.append((segment, deletions_of(folder / record.name)))
         except BaseException:
             for segment, _ in held:
                 self._open.release(segment)
@@ -97,16 +94,16 @@ class LocalStorage(Storage):
     def keys_of(self, manifest: Manifest, paper_ids: Sequence[str]) -> dict[str, int]:
         found: dict[str, int] = {}
         folder = self.directory.files_dir(manifest)
-        for record in manifest.segments:
-            keys = _read_store(folder / record["name"] / STORE_FILE,
+        for record in manifest.local.segments:
+            keys = _read_store(folder / record.name / STORE_FILE,
                                lambda store: store.keys_of(paper_ids))
-            deleted = deletions_of(folder / record["name"])
+            deleted = deletions_of(folder / record.name)
             found.update({i: k for i, k in keys.items() if k not in deleted})
         return found
 
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
                vectors: NDArray[np.float32]) -> Manifest:
-        self._carry(newest, staging, newest.segments)
+        self._carry(newest, staging, newest.local.segments)
         manifest = self._appended(staging, newest, papers, vectors)
         return self._commit(staging, self._merge_as_planned(staging, manifest))
 
@@ -127,77 +124,80 @@ class LocalStorage(Storage):
     def _appended(self, staging: Staging, manifest: Manifest, papers: Sequence[Paper],
                   vectors: NDArray[np.float32]) -> Manifest:
         """`manifest` with a new segment of `papers`, written into `staging`."""
-        keys = np.arange(manifest.next_key, manifest.next_key + len(papers), dtype=np.int64)
+        own = manifest.local
+        keys = np.arange(own.next_key, own.next_key + len(papers), dtype=np.int64)
         name = _next_name(staging)
         lexical = LexicalIndex.build(keys, lexical_texts(papers, manifest))
         record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
                                _segment_index(manifest, len(papers),
                                               manifest.count + len(papers)))
-        return dataclasses.replace(manifest, segments=[*manifest.segments, record],
-                                   next_key=int(keys[-1]) + 1,
-                                   additions=recorded(manifest.additions, int(keys[0])),
-                                   count=manifest.count + len(papers))
+        own = dataclasses.replace(own, segments=(*own.segments, record),
+                                  next_key=int(keys[-1]) + 1,
+                                  additions=recorded(own.additions, int(keys[0])))
+        return dataclasses.replace(manifest, local=own, count=manifest.count + len(papers))
 
     def _deleted(self, staging: Staging, newest: Manifest,
                  keys: NDArray[np.int64]) -> Manifest:
         """`newest` without `keys` (all held): every segment shared with `staging`,
         those holding some of `keys` with a new deletion file (or dropped if emptied)."""
         folder, records = self.directory.files_dir(newest), []
-        for record in newest.segments:
-            store = folder / record["name"] / STORE_FILE
+        for record in newest.local.segments:
+            store = folder / record.name / STORE_FILE
             hits = _read_store(store, lambda s: s.held(keys)) if len(keys) else keys
             if not len(hits):
                 self._carry(newest, staging, [record])
                 records.append(record)
                 continue
-            deleted = np.union1d(deletions_of(folder / record["name"]), hits)
-            if len(deleted) >= int(record["count"]):
+            deleted = np.union1d(deletions_of(folder / record.name), hits)
+            if len(deleted) >= record.count:
                 continue  # every paper of it removed: the segment is dropped
             kept = [n for n in files_of(record, newest.files)
-                    if n != f"{record['name']}/{DELETIONS_FILE}"]
+                    if n != f"{record.name}/{DELETIONS_FILE}"]
             self.directory.link_files(newest, staging, kept)
-            write_deletions(staging.dir / record["name"], deleted)
-            records.append({**record, "deleted": len(deleted)})
-        return dataclasses.replace(newest, segments=records, count=newest.count - len(keys))
+            write_deletions(staging.dir / record.name, deleted)
+            records.append(dataclasses.replace(record, deleted=len(deleted)))
+        own = dataclasses.replace(newest.local, segments=tuple(records))
+        return dataclasses.replace(newest, local=own, count=newest.count - len(keys))
 
     def replace_vectors(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
                         vectors: NDArray[np.float32]) -> Manifest:
         folder, manifest = self.directory.files_dir(newest), newest
-        self._carry(newest, staging, newest.segments)
-        for record in newest.segments:
-            held = _read_store(folder / record["name"] / STORE_FILE, lambda s: s.held(keys))
+        self._carry(newest, staging, newest.local.segments)
+        for record in newest.local.segments:
+            held = _read_store(folder / record.name / STORE_FILE, lambda s: s.held(keys))
             if len(held):
                 at = np.isin(keys, held)
-                manifest = self._merge(staging, manifest, [record["name"]],
+                manifest = self._merge(staging, manifest, [record.name],
                                        (keys[at], vectors[at]))
         return self._commit(staging, manifest)
 
     def compact(self, staging: Staging, newest: Manifest) -> Manifest | None:
         """Merge every segment into one, without the removed papers; None, writing
         nothing, when the index is one segment with nothing removed already."""
-        if len(newest.segments) <= 1 and not any(r.get("deleted") for r in newest.segments):
+        segments = newest.local.segments
+        if len(segments) <= 1 and not newest.local.deleted:
             return None
-        self._carry(newest, staging, newest.segments)
-        names = [str(record["name"]) for record in newest.segments]
+        self._carry(newest, staging, segments)
+        names = [record.name for record in segments]
         return self._commit(staging, self._merge(staging, newest, names))
 
     def upgrade(self, staging: Staging, previous: Manifest, changes: list[str]) -> list[str]:
-        if previous.segments:
+        if previous.local.segments:
             return super().upgrade(staging, previous, changes)
-        own = upgrade_flat(self.directory, staging, previous)
-        self._commit(staging, previous)
+        upgraded, own = upgrade_flat(self.directory, staging, previous)
+        self._commit(staging, upgraded)
         return changes + own
 
     # -- the steps every write shares ------------------------------------------------------
     def _carry(self, manifest: Manifest, staging: Staging,
-               records: Sequence[dict[str, Any]]) -> None:
+               records: Sequence[SegmentRecord]) -> None:
         """Share the files of the segments `records` of `manifest` with `staging`."""
         for record in records:
             self.directory.link_files(manifest, staging, files_of(record, manifest.files))
 
     def _merge_as_planned(self, staging: Staging, manifest: Manifest) -> Manifest:
         """`manifest` after the merges the policy asks for, written into `staging`."""
-        while (names := plan_merge(manifest.segments, self.merge_policy)) is not None:
+        while (names := plan_merge(manifest.local.segments, self.merge_policy)) is not None:
             manifest = self._merge(staging, manifest, names)
         return manifest
 
@@ -205,13 +205,14 @@ class LocalStorage(Storage):
                replaced: tuple[NDArray[np.int64], NDArray[np.float32]] | None = None
                ) -> Manifest:
         """Merge the staged segments `names` of `manifest` into one new segment."""
-        records = {str(r["name"]): r for r in manifest.segments}
-        dim = int(manifest.model["dim"])
+        own = manifest.local
+        records = {record.name: record for record in own.segments}
+        dim = manifest.model.dim
         parts = [(load_segment(staging.dir / name, records[name], name, dim),
                   deletions_of(staging.dir / name)) for name in names]
         try:
             merged = _next_name(staging)
-            total = sum(live_count(r) for r in manifest.segments)
+            total = sum(record.live for record in own.segments)
             record = merge_segments(staging.dir, merged, parts,
                                     lambda size: _segment_index(manifest, size, total),
                                     replaced)
@@ -222,15 +223,16 @@ class LocalStorage(Storage):
             shutil.rmtree(staging.dir / name)
             for file in files_of(records[name], staging.carried):
                 del staging.carried[file]
-        first = min(manifest.segments.index(records[name]) for name in names)
-        kept = [r for r in manifest.segments if str(r["name"]) not in names]
-        return dataclasses.replace(manifest, segments=[*kept[:first], record, *kept[first:]])
+        first = min(own.segments.index(records[name]) for name in names)
+        kept = [r for r in own.segments if r.name not in names]
+        own = dataclasses.replace(own, segments=(*kept[:first], record, *kept[first:]))
+        return dataclasses.replace(manifest, local=own)
 
     def _commit(self, staging: Staging, manifest: Manifest) -> Manifest:
-        """Publish `manifest`, its `index` entry describing its largest segment's index."""
-        if manifest.segments:
-            largest = max(manifest.segments, key=live_count)
-            manifest.index = {**manifest.index, **largest["index"]}
+        """Publish `manifest`, its `index` record its largest segment's."""
+        if manifest.local.segments:
+            largest = max(manifest.local.segments, key=lambda record: record.live)
+            manifest = dataclasses.replace(manifest, index=largest.index)
         return self.commit(staging, manifest)
 
 
@@ -275,11 +277,11 @@ def _next_name(staging: Staging) -> str:
     return segment_name(staging.generation, max(taken, default=0) + 1)
 
 
-def _identity(record: dict[str, Any], manifest: Manifest) -> str:
+def _identity(record: SegmentRecord, manifest: Manifest) -> str:
     """What tells a segment apart: its name, and its store's checksum (names restart
     in an index rebuilt elsewhere and restored here)."""
-    store = manifest.files.get(f"{record['name']}/{STORE_FILE}", {})
-    return f"{record['name']}:{store.get('sha256', '')}"
+    store = manifest.files.get(f"{record.name}/{STORE_FILE}", {})
+    return f"{record.name}:{store.get('sha256', '')}"
 
 
 def _read_store(path: Path, read: Callable[[PaperStore], Any]) -> Any:
@@ -303,9 +305,12 @@ def _empty_index(options: IndexOptions, dim: int, count: int) -> VectorIndex:
 def _segment_index(manifest: Manifest, size: int, total: int) -> VectorIndex:
     """An empty vector index for a new segment of `size` papers in an index of `total`,
     of the type `segment_index_type` picks under the index's rules."""
-    rules, dim = manifest.index, int(manifest.model["dim"])
-    requested = str(rules.get("requested", "auto" if rules.get("auto") else rules["type"]))
-    kind = segment_index_type(size, total, requested, int(rules.get("exact_max", EXACT_MAX)),
-                              memory_budget=rules.get("memory_budget"), dim=dim)
-    overrides = rules.get("overrides") if kind == requested else None
+    rules, dim = manifest.local.rules, manifest.model.dim
+    if rules is None:
+        raise IndexCorruptError("the manifest of this local index has no rules for new "
+                                "segments (auto, requested, exact_max); rebuild the index")
+    exact_max = EXACT_MAX if rules.exact_max is None else rules.exact_max
+    kind = segment_index_type(size, total, rules.requested, exact_max,
+                              memory_budget=rules.memory_budget, dim=dim)
+    overrides = dict(rules.overrides) if kind == rules.requested else None
     return create_index(kind, dim, size, overrides)

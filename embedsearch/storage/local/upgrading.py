@@ -9,12 +9,13 @@ the highest the store ever handed out, so a removed paper's key is never reused.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 
 import numpy as np
 
 from ..base import lexical_texts
 from ..layout import IndexDirectory, Manifest, Staging
+from ..records import SegmentRecord
 from .lexical import LEXICAL_FILE, LexicalIndex
 from .segment import segment_name
 from .store import STORE_FILE, PaperStore
@@ -23,9 +24,11 @@ from .vectors import index_files
 __all__ = ["upgrade_flat"]
 
 
-def upgrade_flat(directory: IndexDirectory, staging: Staging, previous: Manifest) -> list[str]:
-    """Stage `previous`'s flat files as the first segment of the generation `staging`,
-    filling in `previous`'s segments, next key and index rules; what it changed."""
+def upgrade_flat(directory: IndexDirectory, staging: Staging,
+                 previous: Manifest) -> tuple[Manifest, list[str]]:
+    """Stage `previous`'s flat files as the first segment of the generation `staging`;
+    `previous` with that segment and the next key, and what it changed. (The rules of
+    new segments were read from the flat index's entry: see `IndexRules.from_dict`.)"""
     files = directory.files_dir(previous)
     name = segment_name(staging.generation, 1)
     folder = staging.dir / name
@@ -53,11 +56,9 @@ def upgrade_flat(directory: IndexDirectory, staging: Staging, previous: Manifest
         _move(staging, moved, f"{name}/{moved}")
     rest = [n for n in previous.files if n not in data and n != LEXICAL_FILE]
     directory.link_files(previous, staging, rest)  # beside the segment, as they were
-    index = {k: previous.index[k] for k in ("implementation", "type", "params")}
-    previous.segments = [{"name": name, "count": len(keys), "deleted": 0, "index": index}]
-    previous.next_key = used + 1
-    previous.index = _rules(previous.index)
-    return changes
+    own = dataclasses.replace(previous.local, next_key=used + 1, segments=(
+        SegmentRecord(name, len(keys), 0, previous.index),))
+    return dataclasses.replace(previous, local=own), changes
 
 
 def _lexical(staging: Staging, previous: Manifest, keys: np.ndarray) -> None:
@@ -79,11 +80,3 @@ def _move(staging: Staging, name: str, to: str) -> None:
     if name in staging.carried:
         staging.carried[to] = staging.carried.pop(name)
 
-
-def _rules(index: dict[str, Any]) -> dict[str, Any]:
-    """The rules new segments follow, read from a flat index's entry: `auto` as it was,
-    or the type it was built with and its parameters."""
-    params = {k: v for k, v in dict(index.get("params", {})).items() if k != "factory"}
-    auto = bool(index.get("auto"))
-    return {**index, "requested": "auto" if auto else index["type"],
-            "overrides": {} if auto else params}

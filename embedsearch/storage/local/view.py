@@ -17,6 +17,7 @@ from ...filters import Filters
 from ...papers import Paper, normalise_title
 from ..base import Ranked, View, WordStatistics
 from ..layout import Lease, Manifest
+from ..records import SegmentRecord
 from .additions import added_at, first_key_after
 from .lexical import LexicalSearch
 from .segment import Segment
@@ -120,7 +121,7 @@ class LocalView(View):
 
     def vectors(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
         keys = np.asarray(keys, dtype=np.int64)
-        out = np.zeros((len(keys), int(self.manifest.model["dim"])), np.float32)
+        out = np.zeros((len(keys), self.manifest.model.dim), np.float32)
         for segment, positions in zip(self.segments, self._where(keys)):
             if len(positions):
                 out[positions] = segment.vectors.reconstruct(keys[positions])
@@ -133,7 +134,7 @@ class LocalView(View):
     def added(self, keys: Iterable[int]) -> dict[int, str]:
         wanted = np.asarray(list(keys), dtype=np.int64)
         held = [int(key) for key in wanted[np.isin(wanted, self.keys())]]
-        return dict(zip(held, added_at(self.manifest.additions, held)))
+        return dict(zip(held, added_at(self.manifest.local.additions, held)))
 
     def _allowed_keys(self, filters: Filters | None) -> list[NDArray[np.int64]] | None:
         """Per segment, the live keys `filters` admits; remembered, as a batch of queries
@@ -155,8 +156,8 @@ class LocalView(View):
         handed them out); past every key when nothing was added since."""
         if filters.added_after is None:
             return None
-        first = first_key_after(self.manifest.additions, filters.added_after)
-        return self.manifest.next_key if first is None else first
+        first = first_key_after(self.manifest.local.additions, filters.added_after)
+        return self.manifest.local.next_key if first is None else first
 
     def dense(self, vector: NDArray[np.float32], depth: int, filters: Filters | None,
               exclude: NDArray[np.int64]) -> Ranked:
@@ -201,7 +202,7 @@ class LocalView(View):
     def check(self) -> list[str]:
         problems = []
         for segment, deleted, record in zip(self.segments, self._deleted,
-                                            self.manifest.segments):
+                                            self.manifest.local.segments):
             problems += _segment_problems(segment, deleted, record)
         if len(self) != self.manifest.count:
             problems.append(f"the manifest counts {self.manifest.count} papers, the segments "
@@ -216,7 +217,7 @@ class LocalView(View):
 
 
 def _segment_problems(segment: Segment, deleted: NDArray[np.int64],
-                      record: dict[str, object]) -> list[str]:
+                      record: SegmentRecord) -> list[str]:
     """What is wrong inside one segment: its parts disagree on its papers, its deletions
     name papers it lacks, the manifest's counts are off, its store is damaged."""
     problems = []
@@ -231,9 +232,9 @@ def _segment_problems(segment: Segment, deleted: NDArray[np.int64],
     strays = np.setdiff1d(deleted, stored)
     if len(strays):
         problems.append(f"{name}: {len(strays)} deleted keys are not in the segment")
-    if (len(stored), len(deleted)) != (record.get("count"), record.get("deleted")):
-        problems.append(f"{name}: the manifest counts {record.get('count')} papers and "
-                        f"{record.get('deleted')} deleted, the segment holds {len(stored)} "
+    if (len(stored), len(deleted)) != (record.count, record.deleted):
+        problems.append(f"{name}: the manifest counts {record.count} papers and "
+                        f"{record.deleted} deleted, the segment holds {len(stored)} "
                         f"and {len(deleted)}")
     integrity = segment.store.integrity()
     if integrity != "ok":

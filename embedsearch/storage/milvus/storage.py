@@ -26,6 +26,7 @@ from ...text.dates import now
 from ...text.words import WordCounts
 from ..base import IndexOptions, Storage, View, lexical_texts
 from ..layout import IndexDirectory, Lease, Manifest, Staging
+from ..records import StorageRecord, VectorIndexRecord
 from .connection import Connection, milvus_errors, quietly
 from .schema import check_index_params, create_collection, paper_of, paper_rows
 from .view import MilvusView, physical_name
@@ -42,9 +43,9 @@ class MilvusStorage(Storage):
 
     kind = "milvus"
 
-    def __init__(self, directory: IndexDirectory, settings: dict[str, Any] | None = None,
+    def __init__(self, directory: IndexDirectory, where: StorageRecord | None = None,
                  secrets: dict[str, Any] | None = None) -> None:
-        super().__init__(directory, settings, secrets)
+        super().__init__(directory, where, secrets)
         self._token = self.secrets.get("token") or os.environ.get("MILVUS_TOKEN") or None
         self._connection: Connection | None = None
 
@@ -63,7 +64,7 @@ class MilvusStorage(Storage):
 
     def check_build(self, options: IndexOptions, count: int, dim: int, *,
                     overwrite: bool) -> None:
-        uri, name = self.settings["uri"], check_name(self.settings["collection"])
+        uri, name = self.where.settings["uri"], check_name(self.where.settings["collection"])
         check_index_params(options.index_params)
         if self.connect(uri).call("has_collection", name) and not overwrite:
             raise IndexExistsError(f"the Milvus collection '{name}' already exists at {uri}; "
@@ -72,17 +73,17 @@ class MilvusStorage(Storage):
     def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
               manifest: Manifest, options: IndexOptions, *, progress: bool = False
               ) -> Manifest:
-        settings = {key: value for key, value in self.settings.items() if key != "physical"}
+        settings = {k: v for k, v in self.where.settings.items() if k != "physical"}
         uri, alias = settings["uri"], check_name(settings["collection"])
         hnsw = check_index_params(options.index_params)
         # Made (and so checked) before Milvus is touched.
-        rows = paper_rows(papers, vectors, manifest.text["lexical_fields"], now())
+        rows = paper_rows(papers, vectors, manifest.text.lexical_fields, now())
         connection = self.connect(uri)
         old = _alias_target(connection, alias)
         previous = staging.previous
         replaced = {old} if old else set()
-        if previous is not None and previous.storage.get("uri") == uri and \
-                previous.storage.get("kind") == self.kind:
+        if previous is not None and previous.storage.kind == self.kind and \
+                previous.storage.settings.get("uri") == uri:
             replaced.add(physical_name(previous))
         physical = _free_name(connection, f"{alias}_g{staging.generation:06d}", replaced)
         with milvus_errors(uri):
@@ -97,9 +98,10 @@ class MilvusStorage(Storage):
             connection.call("alter_collection_properties", physical, _properties(manifest))
             connection.call("load_collection", physical)
             WordCounts.build(lexical_texts(papers, manifest)).save(staging.dir)
-            manifest.index = {"implementation": "milvus", "type": "HNSW",
-                              "params": {**hnsw, "metric": "IP"}, "lexical": "BM25"}
-            manifest.storage = {**settings, "physical": physical}
+            manifest = dataclasses.replace(
+                manifest, index=VectorIndexRecord("milvus", "HNSW", {**hnsw, "metric": "IP"},
+                                                  lexical="BM25"),
+                storage=StorageRecord(self.kind, {**settings, "physical": physical}))
             _point_alias(connection, alias, physical, old)
             moved = True
             committed = self.commit(staging, manifest)
@@ -123,19 +125,19 @@ class MilvusStorage(Storage):
     def _checked(self, manifest: Manifest) -> Connection:
         """The connection to `manifest`'s collection, which must be there, built with the
         manifest's model, and loaded (a new client finds it released)."""
-        uri, name = manifest.storage["uri"], physical_name(manifest)
+        uri, name = manifest.storage.settings["uri"], physical_name(manifest)
         connection = self.connect(uri)
-        shown = manifest.storage["collection"]
+        shown = manifest.storage.settings["collection"]
         if not connection.call("has_collection", name):
             raise IndexCorruptError(f"the Milvus collection '{shown}' at {uri} is missing; "
                                     "rebuild the index")
         properties = connection.call("describe_collection", name).get("properties") or {}
         built_with = properties.get(f"{_PROPERTY}fingerprint")
-        if built_with != manifest.model["fingerprint"]:
+        if built_with != manifest.model.fingerprint:
             raise IndexIncompatibleError(
                 f"the Milvus collection '{shown}' at {uri} was built with model "
                 f"{properties.get(f'{_PROPERTY}model')} ({built_with}); this index's manifest "
-                f"says {manifest.model.get('name')} ({manifest.model['fingerprint']}); "
+                f"says {manifest.model.name} ({manifest.model.fingerprint}); "
                 "rebuild the index")
         connection.call("load_collection", name)
         return connection
@@ -162,7 +164,7 @@ class MilvusStorage(Storage):
             removed = [paper_of(row["record"])
                        for row in connection.rows(name, "key", held, ["key", "record"])]
             words.remove(lexical_texts(removed, newest))
-        rows = (paper_rows(papers, vectors, newest.text["lexical_fields"], now()) if papers
+        rows = (paper_rows(papers, vectors, newest.text.lexical_fields, now()) if papers
                 else [])
         words.add(lexical_texts(papers, newest))
         words.save(staging.dir)  # before the changes: a failure here changes nothing
@@ -187,11 +189,11 @@ class MilvusStorage(Storage):
 
 def _properties(manifest: Manifest) -> dict[str, str]:
     """What the collection records of the index it holds, to be checked on opening."""
-    return {f"{_PROPERTY}fingerprint": str(manifest.model["fingerprint"]),
-            f"{_PROPERTY}model": str(manifest.model.get("name", "")),
-            f"{_PROPERTY}dim": str(manifest.model["dim"]),
-            f"{_PROPERTY}fields": json.dumps(manifest.text.get("fields", [])),
-            f"{_PROPERTY}lexical_fields": json.dumps(manifest.text["lexical_fields"])}
+    return {f"{_PROPERTY}fingerprint": manifest.model.fingerprint,
+            f"{_PROPERTY}model": manifest.model.name,
+            f"{_PROPERTY}dim": str(manifest.model.dim),
+            f"{_PROPERTY}fields": json.dumps(list(manifest.text.fields)),
+            f"{_PROPERTY}lexical_fields": json.dumps(list(manifest.text.lexical_fields))}
 
 
 def check_name(name: str) -> str:

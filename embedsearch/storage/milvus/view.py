@@ -43,7 +43,8 @@ _STRONG = "Strong"
 
 def physical_name(manifest: Manifest) -> str:
     """The collection `manifest`'s data is in (its alias, for a manifest without one)."""
-    return str(manifest.storage.get("physical", manifest.storage["collection"]))
+    settings = manifest.storage.settings
+    return str(settings.get("physical", settings["collection"]))
 
 
 def _hits(result: Any) -> list[tuple[float, int]]:
@@ -66,7 +67,7 @@ class MilvusView(View):
                  lease: Lease) -> None:
         self.manifest, self.lease = manifest, lease
         self._connection, self._words, self._name = connection, words, physical_name(manifest)
-        self._ef = int(manifest.index.get("params", {}).get("efSearch", 64))
+        self._ef = int(manifest.index.params.get("efSearch", 64))
         self._subsets: tuple[Filters, tuple[int, NDArray[np.int64] | None,
                                             NDArray[np.float32]]] | None = None
         self._closed = False
@@ -104,7 +105,7 @@ class MilvusView(View):
         missing = [k for k in wanted if k not in found]
         if missing:
             raise KeyError(f"keys not in the index: {missing[:10]}")
-        dim = int(self.manifest.model["dim"])
+        dim = self.manifest.model.dim
         return np.array([found[k] for k in wanted], dtype=np.float32).reshape(len(wanted), dim)
 
     def search_field(self, field: str, data: Any, limit: int, expr: str,
@@ -159,7 +160,7 @@ class MilvusView(View):
         expr = filter_expression(filters, None)
         count = self._connection.count(self._name, expr)
         keys: NDArray[np.int64] | None = None
-        vectors = np.zeros((0, int(self.manifest.model["dim"])), np.float32)
+        vectors = np.zeros((0, self.manifest.model.dim), np.float32)
         if count <= _EXACT_SMALL:
             keys, vectors = self._fetch(expr)
         self._subsets = (filters, (count, keys, vectors))
@@ -169,7 +170,7 @@ class MilvusView(View):
         """The keys and vectors of the papers `expr` admits."""
         rows = list(self._connection.every(self._name, expr, ["key", "dense"]))
         keys = np.array([int(row["key"]) for row in rows], dtype=np.int64)
-        dim = int(self.manifest.model["dim"])
+        dim = self.manifest.model.dim
         return keys, np.array([row["dense"] for row in rows], np.float32).reshape(len(rows), dim)
 
     def lexical(self, text: str, depth: int, filters: Filters | None,

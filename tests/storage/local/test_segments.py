@@ -13,14 +13,17 @@ from embedsearch import Filters, Paper, SearchEngine
 from embedsearch.storage.layout import IndexDirectory
 from embedsearch.storage.local import LocalStorage, LocalView, MergePolicy
 from embedsearch.storage.local.merging import plan_merge, tier_of
+from embedsearch.storage.records import SegmentRecord, VectorIndexRecord
 from tests.conftest import assert_clean, ids_on_disk, new_records, run_embedsearch, write_jsonl
 
+#: A vector index record for segments the merge policy plans over (it reads sizes only).
+FLAT = VectorIndexRecord("faiss", "flat", {"factory": "Flat"})
 QUERIES = ["offline preference-based reinforcement learning", "graph neural networks",
            "diffusion models for images", "language model alignment", "visual prompting"]
 
 
-def _segments(index: Path) -> list[dict[str, object]]:
-    return IndexDirectory(index).read_manifest().segments
+def _segments(index: Path) -> list[SegmentRecord]:
+    return list(IndexDirectory(index).read_manifest().local.segments)
 
 
 def test_rankings_across_segments_equal_one_build(seed_engine: SearchEngine,
@@ -151,7 +154,7 @@ def test_merges_cascade_within_one_write(seed_copy: Path,
             engine.add([{"id": f"c{number}", "abstract": f"A cascading paper {number}."}])
             assert engine.check().whole and len(engine) == 39 + number
         assert all(f"c{number}" in engine for number in range(6))
-    sizes = [int(str(s["count"])) for s in _segments(seed_copy)]
+    sizes = [s.count for s in _segments(seed_copy)]
     assert sum(sizes) == 44 and len(sizes) <= 4, sizes
 
 
@@ -160,18 +163,17 @@ def test_the_policy_bounds_segments_and_rewrites() -> None:
     assert [tier_of(n, policy) for n in (1, 99, 100, 999, 1000, 9999, 10_000)] == \
         [0, 0, 1, 1, 2, 2, 3]
     for add in (1, 100, 5000):  # papers a write adds
-        segments: list[dict[str, object]] = []
+        segments: list[SegmentRecord] = []
         written = added = 0
         for number in range(2000 if add < 5000 else 200):
-            segments.append({"name": f"a{number}", "count": add, "deleted": 0})
+            segments.append(SegmentRecord(f"a{number}", add, 0, FLAT))
             added += add
             written += add
             while (names := plan_merge(segments, policy)) is not None:
-                merged = [s for s in segments if s["name"] in names]
-                size = sum(int(str(s["count"])) for s in merged)
-                segments = [s for s in segments if s["name"] not in names]
-                segments.append({"name": f"m{number}-{len(segments)}", "count": size,
-                                 "deleted": 0})
+                merged = [s for s in segments if s.name in names]
+                size = sum(s.count for s in merged)
+                segments = [s for s in segments if s.name not in names]
+                segments.append(SegmentRecord(f"m{number}-{len(segments)}", size, 0, FLAT))
                 written += size
             assert len(segments) < 10 * (tier_of(added, policy) + 1)
         # Each paper is rewritten about once per tier it climbs (see MergePolicy), and
@@ -179,6 +181,5 @@ def test_the_policy_bounds_segments_and_rewrites() -> None:
         churn = policy.floor / (policy.segments_per_tier - 1) / add if add < policy.floor \
             else 0
         assert written / added < tier_of(added, policy) + 2 + churn, (add, written / added)
-    heavy = [{"name": "a", "count": 100, "deleted": 30}, {"name": "b", "count": 10,
-                                                          "deleted": 0}]
+    heavy = [SegmentRecord("a", 100, 30, FLAT), SegmentRecord("b", 10, 0, FLAT)]
     assert plan_merge(heavy, policy) == ["a"]  # over a quarter removed: rewritten alone

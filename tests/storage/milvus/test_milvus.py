@@ -29,6 +29,7 @@ from embedsearch.errors import (
     PaperNotFoundError,
 )
 from embedsearch.filters import Filters
+from embedsearch.index.writing import model_record
 from embedsearch.papers import Paper, embedding_text, normalise_title
 from embedsearch.readers import read_papers
 from embedsearch.storage import IndexOptions, View, storage_class
@@ -38,6 +39,7 @@ from embedsearch.storage.local.lexical import LexicalIndex, LexicalSearch
 from embedsearch.storage.milvus import Milvus, MilvusStorage, MilvusView
 from embedsearch.storage.milvus import view as milvus_view
 from embedsearch.storage.milvus.schema import filter_expression, paper_rows, truncate_text
+from embedsearch.storage.records import ModelRecord, StorageRecord, TextRecord
 from embedsearch.text.dates import now
 from embedsearch.text.words import WordCounts
 
@@ -55,7 +57,7 @@ VENUES = ("ICLR", "NeurIPS", "ICML")
 class Corpus:
     papers: list[Paper]
     vectors: np.ndarray
-    model: dict[str, object]
+    model: ModelRecord
     encoder: Encoder
 
 
@@ -67,12 +69,12 @@ def corpus(seed_files: list[Path]) -> Corpus:
               for i, p in enumerate(read_papers(seed_files))]
     encoder = Encoder(backend="torch", cache=False)  # no export to a fresh cache: 5 s, not 30
     vectors = encoder.encode_documents([embedding_text(p) for p in papers])
-    return Corpus(papers, vectors, encoder.record(), encoder)
+    return Corpus(papers, vectors, model_record(encoder), encoder)
 
 
 def _manifest(corpus: Corpus, count: int) -> Manifest:
-    return Manifest(model=dict(corpus.model), index={}, count=count,
-                    text={"fields": ["title", "abstract"], "lexical_fields": LEXICAL_FIELDS})
+    return Manifest(model=corpus.model, count=count,
+                    text=TextRecord(("title", "abstract"), tuple(LEXICAL_FIELDS)))
 
 
 def _build(where: Path, corpus: Corpus, papers: list[Paper] | None = None,
@@ -83,7 +85,8 @@ def _build(where: Path, corpus: Corpus, papers: list[Paper] | None = None,
     vectors = corpus.vectors if vectors is None else vectors
     directory = IndexDirectory(where / name)
     target = Milvus(str(where / "papers.db"))
-    storage = MilvusStorage(directory, target.settings(), target.secrets())
+    storage = MilvusStorage(directory, StorageRecord.from_dict(target.settings()),
+                            target.secrets())
     storage.check_build(IndexOptions(), len(papers), vectors.shape[1], overwrite=overwrite)
     with directory.write(replace=overwrite) as staging:
         storage.build(staging, papers, vectors, _manifest(corpus, len(papers)), IndexOptions())
@@ -258,7 +261,7 @@ def test_word_statistics_match_a_local_lexical_index(built: View, corpus: Corpus
 def test_add_and_remove(writable: tuple[IndexDirectory, MilvusStorage], corpus: Corpus) -> None:
     directory, storage = writable
     newest = directory.read_manifest()
-    assert newest.storage["physical"] == "papers_g000001" and newest.count == 35
+    assert newest.storage.settings["physical"] == "papers_g000001" and newest.count == 35
     with directory.write(replace=True) as staging:  # two new papers and one it has
         added = storage.add(staging, newest, corpus.papers[-3:-1] + corpus.papers[:1],
                             corpus.vectors[[-3, -2, 0]])
@@ -290,7 +293,7 @@ def test_add_and_remove(writable: tuple[IndexDirectory, MilvusStorage], corpus: 
 
 def test_an_existing_collection_needs_overwrite(tmp_path: Path, corpus: Corpus) -> None:
     directory, storage = _build(tmp_path, corpus, corpus.papers[:5], corpus.vectors[:5])
-    other = MilvusStorage(IndexDirectory(tmp_path / "other"), storage.settings)
+    other = MilvusStorage(IndexDirectory(tmp_path / "other"), storage.where)
     with pytest.raises(IndexExistsError, match="'papers' already exists.*--overwrite"):
         other.check_build(IndexOptions(), 5, 384, overwrite=False)
     # A rebuild that fails after its collection is complete leaves the old index whole.
@@ -307,15 +310,15 @@ def test_an_existing_collection_needs_overwrite(tmp_path: Path, corpus: Corpus) 
         finally:
             directory.commit = original  # type: ignore[method-assign]
     view = _open(directory, storage)
-    assert len(view.keys()) == 5 and view.manifest.storage["physical"] == "papers_g000001"
+    assert len(view.keys()) == 5 and view.manifest.storage.settings["physical"] == "papers_g000001"
     view.close()
-    client = storage.connect(storage.settings["uri"]).client
+    client = storage.connect(storage.where.settings["uri"]).client
     assert client.list_collections() == ["papers_g000001"]
     # The rebuild itself: the alias moves to the new collection, the old one is dropped.
     directory, storage = _build(tmp_path, corpus, papers, vectors, overwrite=True)
     view = _open(directory, storage)
-    assert len(view.keys()) == 7 and view.manifest.storage["physical"] == "papers_g000002"
-    client = storage.connect(storage.settings["uri"]).client
+    assert len(view.keys()) == 7 and view.manifest.storage.settings["physical"] == "papers_g000002"
+    client = storage.connect(storage.where.settings["uri"]).client
     assert client.list_collections() == ["papers_g000002"]
     assert client.describe_alias("papers")["collection_name"] == "papers_g000002"
     view.close()
@@ -325,7 +328,7 @@ def test_an_existing_collection_needs_overwrite(tmp_path: Path, corpus: Corpus) 
 
 def test_a_missing_collection_or_another_model(tmp_path: Path, corpus: Corpus) -> None:
     directory, storage = _build(tmp_path, corpus, corpus.papers[:3], corpus.vectors[:3])
-    client = storage.connect(storage.settings["uri"]).client
+    client = storage.connect(storage.where.settings["uri"]).client
     client.alter_collection_properties("papers_g000001", {"embedsearch.fingerprint": "other"})
     with pytest.raises(IndexIncompatibleError, match="built with model .*other.*manifest says"):
         _open(directory, storage)
@@ -346,14 +349,15 @@ def test_unusable_papers_and_places(tmp_path: Path, corpus: Corpus) -> None:
         _build(tmp_path, corpus, [huge], corpus.vectors[:1])
     assert not (tmp_path / "index").exists()
     unreachable = MilvusStorage(IndexDirectory(tmp_path / "x"),
-                                Milvus("http://127.0.0.1:1").settings())
+                                StorageRecord.from_dict(Milvus("http://127.0.0.1:1").settings()))
     with pytest.raises(ConfigurationError, match="could not reach Milvus at http://127.0.0.1:1"):
         unreachable.check_build(IndexOptions(), 1, 384, overwrite=False)
-    nowhere = MilvusStorage(IndexDirectory(tmp_path / "x"),
-                            Milvus(str(tmp_path / "no" / "p.db")).settings())
+    nowhere = MilvusStorage(IndexDirectory(tmp_path / "x"), StorageRecord.from_dict(
+        Milvus(str(tmp_path / "no" / "p.db")).settings()))
     with pytest.raises(ConfigurationError, match="does not exist"):
         nowhere.check_build(IndexOptions(), 1, 384, overwrite=False)
-    bad = MilvusStorage(IndexDirectory(tmp_path / "x"), Milvus("x.db", "no-dashes").settings())
+    bad = MilvusStorage(IndexDirectory(tmp_path / "x"),
+                        StorageRecord.from_dict(Milvus("x.db", "no-dashes").settings()))
     with pytest.raises(ConfigurationError, match="collection name"):
         bad.check_build(IndexOptions(), 1, 384, overwrite=False)
     params = IndexOptions(index_params={"nlist": 4})
@@ -447,7 +451,7 @@ def test_check_finds_rows_the_manifest_does_not_count(
     assert view.check() == []
     key = int(view.keys()[0])
     view.close()
-    storage.connect(storage.settings["uri"]).call("delete", "papers_g000001", ids=[key])
+    storage.connect(storage.where.settings["uri"]).call("delete", "papers_g000001", ids=[key])
     view = _open(directory, storage)
     assert view.check() == ["the Milvus collection holds 34 papers, the manifest counts 35"]
     view.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ...records import VectorIndexRecord
 from .base import VectorIndex, register_vector_index, vector_index_class
 from .faiss_index import FaissIndex
 from .reranked import RerankedIndex
@@ -46,12 +47,12 @@ def create_index(kind: str, dim: int, count: int, params: dict[str, Any] | None 
     return FaissIndex.create(kind, dim, count, params)
 
 
-def load_index(directory: Path, meta: dict[str, Any], dim: int) -> VectorIndex:
-    """The index saved in `directory`, described by the manifest entry `meta`."""
-    cls = vector_index_class(str(meta["implementation"]))
-    return cls.load(directory, dim, str(meta["type"]), dict(meta["params"]))
+def load_index(directory: Path, meta: VectorIndexRecord, dim: int) -> VectorIndex:
+    """The index saved in `directory`, described by the manifest record `meta`."""
+    cls = vector_index_class(meta.implementation)
+    return cls.load(directory, dim, meta.type, dict(meta.params))
 
 
-def index_files(meta: dict[str, Any]) -> tuple[str, ...]:
-    """The files an index described by the manifest entry `meta` saves."""
-    return vector_index_class(str(meta["implementation"])).FILES
+def index_files(meta: VectorIndexRecord) -> tuple[str, ...]:
+    """The files an index described by the manifest record `meta` saves."""
+    return vector_index_class(meta.implementation).FILES

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from ....registry import ClassRegistry
 from ...exact import Ranked, exact_search, exact_subset_limit
+from ...records import VectorIndexRecord
 
 __all__ = ["VectorIndex", "register_vector_index", "vector_index_class"]
 
@@ -85,9 +86,9 @@ class VectorIndex(ABC):
     def load(cls, directory: Path, dim: int, kind: str, params: dict[str, Any]) -> VectorIndex:
         """Read what `save` wrote."""
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> VectorIndexRecord:
         """What the manifest records to load this index again."""
-        return {"implementation": self.implementation, "type": self.kind, "params": self.params}
+        return VectorIndexRecord(self.implementation, self.kind, dict(self.params))
 
     # -- shared behaviour ---------------------------------------------------------------
     def search(

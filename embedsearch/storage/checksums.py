@@ -1,0 +1,55 @@
+"""A generation's files and their manifest entries: each file's size and sha256.
+
+A writer hashes each file it writes once, at commit, and carries the entries of the
+files it shares by hard link; a reader checks sizes on opening (cheap) and every hash
+when asked (`embedsearch check`). One place says what an entry is and what is wrong
+with a file that does not match its entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..fs import fsync_file
+from ..hashing import sha256_file
+
+__all__ = ["file_entries", "file_problem", "files_under"]
+
+
+def files_under(folder: Path) -> list[str]:
+    """The files in `folder` and its sub-folders, as sorted relative paths ("a/b")."""
+    return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*")
+                  if path.is_file())
+
+
+def file_entries(folder: Path, carried: Mapping[str, dict[str, Any]]
+                 ) -> dict[str, dict[str, Any]]:
+    """The entry ({"bytes", "sha256"}) of every file in `folder`, each synced to disk:
+    those in `carried` (shared from a published generation, of the same size) keep
+    theirs, written, synced and hashed by their writer."""
+    entries = {}
+    for name in files_under(folder):
+        target = folder / name
+        kept = carried.get(name)
+        if kept is not None and kept["bytes"] == target.stat().st_size:
+            entries[name] = kept
+            continue
+        fsync_file(target)
+        entries[name] = {"bytes": target.stat().st_size, "sha256": sha256_file(target)}
+    return entries
+
+
+def file_problem(target: Path, expected: Mapping[str, object], checksums: bool) -> str | None:
+    """What is wrong with one file of a generation (missing, of another size, or, if
+    `checksums`, of another sha256 than its entry `expected`), or None."""
+    if not target.is_file():
+        return f"{target} is missing"
+    size = target.stat().st_size
+    if size != expected["bytes"]:
+        return (f"{target} is {size} bytes, the manifest says {expected['bytes']}: the "
+                "file is truncated or damaged")
+    if checksums and sha256_file(target) != expected["sha256"]:
+        return f"{target} does not match its checksum: the file is damaged"
+    return None
