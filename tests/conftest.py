@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ os.environ["EMBEDSEARCH_CACHE_DIR"] = (os.environ.get("EMBEDSEARCH_TEST_CACHE_DI
 from embedsearch import SearchEngine
 from embedsearch.bundled import corpus_files
 from embedsearch.cli import main
+from embedsearch.encoding import missing_runtimes
 from embedsearch.papers import Paper
 from embedsearch.readers import read_papers
 from embedsearch.storage.layout import IndexDirectory
@@ -41,6 +43,24 @@ DEV_QUERIES = DEV_DATA / "queries.jsonl"
 _NO_DEV_DATA = (f"needs the dev corpus, not found at {DEV_DATA} (set EMBEDSEARCH_DEV_DATA "
                 "to its folder)")
 needs_dev_data = pytest.mark.skipif(not DEV_PAPERS.is_file(), reason=_NO_DEV_DATA)
+
+
+def _needs_runtimes(backend: str) -> pytest.MarkDecorator:
+    missing = missing_runtimes(backend)
+    return pytest.mark.skipif(bool(missing), reason=(
+        f"the {backend} backend needs the fast extra ({', '.join(missing)} not installed): "
+        "pip install -e '.[dev]'"))
+
+
+#: For a test that runs the exported backends (openvino-int8 needs every runtime of the
+#: fast extra); it skips, saying so, in a core install without them.
+needs_fast = _needs_runtimes("openvino-int8")
+
+
+def backend_param(name: str) -> Any:
+    """Backend `name` as a test parameter, skipped with the reason where its runtimes
+    (the fast extra) are not installed."""
+    return pytest.param(name, marks=_needs_runtimes(name))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from ..encoding import backend_names
+from ..encoding import available_backends
 from ..evaluation.devset import DevSet, default_dev_dir
 from .coldstart import coldstart_table
 from .digests import digests_table
@@ -100,8 +100,8 @@ def parser(prog: str = "embedsearch bench") -> argparse.ArgumentParser:
     p.add_argument("--queries", type=int, help="queries timed (full: 500)")
     p.add_argument("--scale", type=int, help="vectors in the scale section (full: 1,000,000)")
     p.add_argument("--index-types", help="index types at scale (full: flat,hnsw,ivf,ivfpq)")
-    p.add_argument("--backends", default=",".join(n for n in backend_names() if n != "cuda"),
-                   help="encoder backends compared (default: every CPU backend; the gpu "
+    p.add_argument("--backends", default=",".join(n for n in available_backends() if n != "cuda"),
+                   help="encoder backends compared (default: every CPU backend installed; the gpu "
                         "section measures cuda)")
     p.add_argument("--runs", type=int, help="cold-start runs (full: 5)")
     p.add_argument("--first-search-runs", type=int, help="first-search runs, each from an "

@@ -78,10 +78,12 @@ def _add_encoder_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,
                         help="encoder backend: torch (reference), cuda (torch on an NVIDIA "
                              "GPU, float16), onnx, onnx-int8, openvino, openvino-bf16, "
-                             "openvino-int8, or auto (default): cuda when torch sees a GPU, "
-                             "else the fastest that agrees with torch on this machine, "
-                             "measured once a job of 1,500+ papers repays it (smaller jobs "
-                             "run on the float32 ONNX export meanwhile)")
+                             "openvino-int8 (these five need the fast extra: pip install "
+                             "\"embedsearch[fast]\"), or auto (default): cuda when torch sees "
+                             "a GPU, else the fastest installed that agrees with torch on "
+                             "this machine, measured once a job of 1,500+ papers repays it "
+                             "(smaller jobs run on the float32 ONNX export meanwhile); torch "
+                             "when the fast extra is not installed")
     parser.add_argument("--batch-size", type=int, help="texts per encoding batch "
                                                         "(default: the backend's best)")
     parser.add_argument("--no-cache", action="store_true",

@@ -5,7 +5,8 @@ openvino-int8, or auto), puts the model's query or document prompt before each t
 (`prompts`), keeps an on-disk embedding cache, and resolves models (`resolve_model`) to
 a directory and a fingerprint before anything heavy is imported.
 Backends register themselves in `base`; each lives in its own module and imports its
-runtime only when first used.
+runtime only when first used. The exported backends' runtimes are the `fast` extra:
+`available_backends` are those installed, and `auto` chooses among them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from . import (  # noqa: F401  (register backends)
     openvino_backend,
     torch_backend,
 )
-from .base import Backend, backend_names, register_backend
+from .base import (
+    FAST_INSTALL,
+    Backend,
+    available_backends,
+    backend_names,
+    missing_runtimes,
+    register_backend,
+)
 from .cache import CacheStats, EmbeddingCache, default_cache_dir
 from .encoder import DEFAULT_BACKEND, Encoder, index_encoder
 from .executors import Executor, LocalExecutor
@@ -26,6 +34,7 @@ from .ray_executor import RayExecutor
 
 __all__ = [
     "BUNDLED_MODEL",
+    "FAST_INSTALL",
     "DEFAULT_BACKEND",
     "Backend",
     "CacheStats",
@@ -37,7 +46,9 @@ __all__ = [
     "index_encoder",
     "ModelSpec",
     "Prompts",
+    "available_backends",
     "backend_names",
+    "missing_runtimes",
     "default_cache_dir",
     "register_backend",
     "resolve_model",

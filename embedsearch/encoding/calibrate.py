@@ -11,12 +11,15 @@ times; one that agrees with torch float32 (mean cosine >= 0.99, none below 0.97)
 fastest in its best round wins; of backends within 10% of each other's speed, the one
 closer to torch. The verdict is kept in the cache folder per model, machine and library
 versions, so it is measured once.
+
+Only the backends whose runtimes are installed take part (`available_backends`): without
+the `fast` extra (onnxruntime, OpenVINO, NNCF) that is torch alone, which `auto` then
+uses with no measuring and no error.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import logging
 import os
@@ -31,7 +34,7 @@ import numpy as np
 
 from ..bundled import sample_abstracts
 from ..fs import write_atomic
-from .base import Backend, backend_class, backend_names
+from .base import Backend, available_backends, backend_class, backend_names, missing_runtimes
 from .built import BuiltWith
 from .cuda_backend import cuda_devices
 from .models import ModelSpec
@@ -65,8 +68,8 @@ def _machine() -> str:
         except metadata.PackageNotFoundError:
             versions.append(f"{package}=none")
     # The CPU backends on offer (cuda is never a CPU verdict: leaving it out keeps the
-    # verdicts measured before it existed).
-    offered = [name for name in backend_names() if name != "cuda"]
+    # verdicts measured before it existed); installing the fast extra offers more.
+    offered = [name for name in available_backends() if name != "cuda"]
     text = (f"{platform.machine()}|{os.cpu_count()}|{flags}|{'|'.join(versions)}|"
             f"{','.join(offered)}")
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -86,7 +89,7 @@ def _load(spec: ModelSpec, cache_root: Path, threads: int,
     failed (cuda is not a CPU backend: on a CPU it is torch under another name)."""
     loaded: dict[str, Backend] = {}
     failed: dict[str, Any] = {}
-    for name in [name for name in backend_names() if name != "cuda"]:
+    for name in [name for name in available_backends() if name != "cuda"]:
         try:
             backend = backend_class(name)(spec, cache_root=cache_root, threads=threads)
             backend.encode_batch(texts[:4])
@@ -149,7 +152,7 @@ def quick_backend(spec: ModelSpec, cache_root: Path) -> str:
     later search of a torch-built index took 5.5 s here; the export costs those 5 s
     once (6.5 s), and a search of the index then takes 0.6 s.
     """
-    if importlib.util.find_spec("onnxruntime") is None:
+    if missing_runtimes("onnx"):  # a core install, without the fast extra
         return "torch"
     try:
         ensure_export(spec, cache_root, "fp32")
@@ -216,7 +219,9 @@ def cpu_backend(spec: ModelSpec, cache_root: Path, threads: int,
                 texts: int | None = None) -> str:
     """The CPU backend for a job of `texts` texts: the measured verdict once measured;
     else `quick_backend` for a job too small to repay measuring (`worth_preparing`), or
-    measure now and keep the verdict."""
+    measure now and keep the verdict; torch, unmeasured, when it is the only one."""
+    if [name for name in available_backends() if name != "cuda"] == ["torch"]:
+        return "torch"  # the core install: nothing to measure torch against
     path = cache_root / _FILE
     key = f"{spec.fingerprint[:16]}:{_machine()}:{threads}"
     verdicts: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}

@@ -24,6 +24,8 @@ class ExportedBackend(Backend):
     """A backend that runs the model's ONNX export (graph `variant`) with some runtime."""
 
     variant: ClassVar[str] = "fp32"
+    # onnx writes the export (torch.onnx) and onnxruntime checks it against torch.
+    runtimes: ClassVar[tuple[str, ...]] = ("onnx", "onnxruntime")
 
     @cached_property
     def export(self) -> ExportedModel:

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ModelError
+from ..errors import DependencyError
+from .base import FAST_INSTALL
 from .tokens import Tokens
 
 __all__ = ["VARIANTS", "ExportedModel", "onnx_session", "run_graph"]
@@ -54,7 +55,8 @@ def onnx_session(exported: ExportedModel, variant: str, threads: int) -> Any:
     try:
         import onnxruntime as ort
     except ImportError as exc:
-        raise ModelError(f"the onnx backends need onnxruntime: {exc}") from None
+        raise DependencyError(f"the onnx backends need onnxruntime ({exc}): {FAST_INSTALL}"
+                              ) from None
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1

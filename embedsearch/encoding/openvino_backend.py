@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ModelError
-from .base import register_backend
+from ..errors import DependencyError
+from .base import FAST_INSTALL, register_backend
 from .exported import ExportedBackend
 
 __all__ = ["OpenVinoBackend", "OpenVinoBf16Backend", "OpenVinoInt8Backend"]
@@ -38,12 +38,14 @@ class _Request:
 @register_backend("openvino")
 class OpenVinoBackend(ExportedBackend):
     precision: ClassVar[str] = "f32"
+    runtimes: ClassVar[tuple[str, ...]] = (*ExportedBackend.runtimes, "openvino")
 
     def _load(self) -> Any:
         try:
             import openvino
         except ImportError as exc:
-            raise ModelError(f"the openvino backends need openvino: {exc}") from None
+            raise DependencyError(f"the openvino backends need openvino ({exc}): "
+                                  f"{FAST_INSTALL}") from None
         core = openvino.Core()
         # Compiled blobs are cached beside the export so the next start skips compiling;
         # one folder per graph and precision, as OpenVINO 2026.4 reuses an f32 blob for a
@@ -76,3 +78,4 @@ class OpenVinoBf16Backend(OpenVinoBackend):
 class OpenVinoInt8Backend(OpenVinoBackend):
     # The operations left in float (softmax, layer norm) stay f32: bf16 there gained ~5%.
     variant = "openvino-int8"
+    runtimes = (*OpenVinoBackend.runtimes, "nncf")  # NNCF quantises it

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 
-from ..errors import ModelError
+from ..errors import DependencyError, ModelError
+from .base import FAST_INSTALL
 from .tokens import Tokens
 
 __all__ = ["quantize_onnx_dynamic", "quantize_openvino_static"]
@@ -42,7 +43,8 @@ def quantize_onnx_dynamic(source: Path, target: Path) -> None:
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
-        raise ModelError(f"int8 quantisation needs onnxruntime and onnx: {exc}") from None
+        raise DependencyError(f"int8 quantisation needs onnxruntime and onnx ({exc}): "
+                              f"{FAST_INSTALL}") from None
     with _quiet(""):  # the root logger: onnxruntime advises static models at WARNING
         quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8,
                          per_channel=True)
@@ -56,7 +58,8 @@ def quantize_openvino_static(source: Path, tokens: Tokens, texts: Sequence[str],
         import nncf
         import openvino
     except ImportError as exc:
-        raise ModelError(f"the openvino-int8 backend needs nncf and openvino: {exc}") from None
+        raise DependencyError(f"the openvino-int8 backend needs nncf and openvino ({exc}): "
+                              f"{FAST_INSTALL}") from None
     if not texts:
         raise ModelError("int8 calibration needs sample texts; the bundled sample is missing")
     model = openvino.Core().read_model(str(source))

@@ -22,14 +22,18 @@ from embedsearch.papers import embedding_text
 from tests.conftest import (
     REPO,
     CliResult,
+    backend_param,
     contents,
     dev_records,
     dev_vectors,
     model_copy,
     needs_dev_data,
+    needs_fast,
 )
 
 EXPORTED = ["onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8"]
+#: As parameters: each skips, saying why, where the fast extra is not installed.
+EXPORTED_PARAMS = [backend_param(name) for name in EXPORTED]
 # Agreement each backend must keep with torch float32, as cosine of the same text's vectors.
 MEAN_COSINE = {"onnx": 0.9999, "openvino": 0.9999, "openvino-bf16": 0.999, "onnx-int8": 0.99,
                "openvino-int8": 0.99}
@@ -45,7 +49,7 @@ def reference(seed_texts: list[str]) -> np.ndarray:
     return Encoder(backend="torch", cache=False).encode_documents(seed_texts)
 
 
-@pytest.mark.parametrize("backend", EXPORTED)
+@pytest.mark.parametrize("backend", EXPORTED_PARAMS)
 def test_backends_agree_with_torch(backend: str, seed_texts: list[str],
                                    reference: np.ndarray) -> None:
     vectors = Encoder(backend=backend, cache=False).encode_documents(seed_texts)
@@ -56,7 +60,7 @@ def test_backends_agree_with_torch(backend: str, seed_texts: list[str],
 
 
 @needs_dev_data
-@pytest.mark.parametrize("backend", ["onnx", "openvino"])  # each runtime once
+@pytest.mark.parametrize("backend", [backend_param("onnx"), backend_param("openvino")])
 def test_one_encoder_answers_threads_at_once(backend: str, seed_texts: list[str]) -> None:
     # A server's searches and an add's encoding share one encoder: an OpenVINO infer
     # request answered "Infer Request is busy" to the second thread before it took turns.
@@ -84,7 +88,7 @@ def test_one_encoder_answers_threads_at_once(backend: str, seed_texts: list[str]
 
 
 @pytest.mark.data
-@pytest.mark.parametrize("backend", ["torch", *EXPORTED])
+@pytest.mark.parametrize("backend", ["torch", *EXPORTED_PARAMS])
 def test_backends_agree_with_the_reference_embeddings(backend: str) -> None:
     # The dev folder's vectors are torch float32 (stored as float16) of title. abstract.
     records = dev_records(96)
@@ -102,7 +106,7 @@ def test_the_command_line_offers_every_registered_backend() -> None:
     assert set(BACKEND_CHOICES) == {*backend_names(), "auto"}
 
 
-@pytest.mark.parametrize("backend", ["torch", *EXPORTED])
+@pytest.mark.parametrize("backend", ["torch", *EXPORTED_PARAMS])
 def test_queries_and_batches_give_the_same_vectors(backend: str, seed_texts: list[str]) -> None:
     # Each backend by name: `auto` picks by what this run measured before, so a test of
     # it alone would check whichever backend earlier tests left chosen (onnx-int8 after
@@ -118,6 +122,7 @@ def test_queries_and_batches_give_the_same_vectors(backend: str, seed_texts: lis
         assert np.allclose(batch, one_by_one, atol=2e-3)
 
 
+@needs_fast
 def test_auto_picks_an_agreeing_backend_and_records_why() -> None:
     encoder = Encoder()
     verdicts = json.loads((default_cache_dir() / "backends.json").read_text())
@@ -141,6 +146,30 @@ def test_auto_prefers_fidelity_only_between_equally_fast_backends() -> None:
     assert pick_backend(wrong) == "torch"
 
 
+def test_without_the_fast_extra_auto_is_torch_and_a_named_one_says_what_to_install(
+        seed_files: list[Path], tmp_path: Path) -> None:
+    # A process as a core install runs it: the fast extra's modules cannot be found.
+    script = ("import sys; sys.modules.update(dict.fromkeys(('onnx', 'onnxruntime', "
+              "'openvino', 'nncf'))); from embedsearch.cli import main; "
+              f"files = {[str(path) for path in seed_files]!r}; "
+              f"named = main(['build', *files, '--out', {str(tmp_path / 'named')!r}, "
+              "'--backend', 'onnx', '-q']); "
+              f"auto = main(['build', *files, '--out', {str(tmp_path / 'auto')!r}, '-q']); "
+              "print(named, auto)")
+    env = {**os.environ, "EMBEDSEARCH_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=REPO, env=env, timeout=300)
+    assert result.stdout.split() == ["1", "0"], result.stderr
+    assert result.stderr.strip().splitlines() == [
+        'embedsearch: error: --backend: the onnx backend needs onnx and onnxruntime, which '
+        'are not installed: pip install "embedsearch[fast]"']
+    assert not (tmp_path / "named").exists()
+    manifest = json.loads((tmp_path / "auto" / "manifest.json").read_text())
+    assert manifest["model"]["backend"] == "torch"
+    assert not (tmp_path / "cache" / "backends.json").exists()  # nothing was measured
+
+
+@needs_fast
 def test_auto_never_picks_a_backend_whose_vectors_depend_on_their_batch(
         seed_texts: list[str]) -> None:
     # onnx-int8 measured fastest on a loaded machine, and the server's batched searches
@@ -165,6 +194,7 @@ def test_index_records_the_concrete_backend_and_refuses_another(seed_index: Path
         SearchEngine.open(seed_index, backend=other)
 
 
+@needs_fast  # two backends to switch between
 def test_a_rebuild_keeps_the_backend_its_index_was_built_with(cli: Callable[..., CliResult],
                                                               seed_files: list[Path],
                                                               tmp_path: Path) -> None:

@@ -15,10 +15,11 @@ from embedsearch import IndexIncompatibleError, SearchEngine, read_papers
 from embedsearch.encoding import Encoder, Prompts, resolve_model
 from embedsearch.encoding.prompts import model_prompts, resolve_prompts
 from embedsearch.papers import embedding_text
-from tests.conftest import CliResult, model_copy
+from tests.conftest import CliResult, backend_param, model_copy
 
 Cli = Callable[..., CliResult]
-BACKENDS = ["torch", "onnx", "openvino", "openvino-bf16", "onnx-int8", "openvino-int8"]
+BACKENDS = ["torch", *(backend_param(name) for name in
+                       ("onnx", "openvino", "openvino-bf16", "onnx-int8", "openvino-int8"))]
 #: Float backends agree with sentence-transformers to a cosine of 0.999 on every text;
 #: int8 ones to 0.99 on average and 0.97 on every text (their bar in test_encoding).
 INT8 = {"onnx-int8", "openvino-int8"}

@@ -10,7 +10,7 @@ import pytest
 
 from embedsearch import read_papers
 from embedsearch.evaluation.evaluate import evaluate, self_supervised
-from tests.conftest import DEV_PAPERS, CliResult, model_copy, needs_dev_data
+from tests.conftest import DEV_PAPERS, CliResult, model_copy, needs_dev_data, needs_fast
 
 Cli = Callable[..., CliResult]
 
@@ -34,6 +34,7 @@ def test_self_supervised_queries_are_titles_looking_for_their_own_paper(
     assert all(by_id[i] == next(p for p in papers if p.id == i) for i in untouched)
 
 
+@needs_fast  # it names the onnx backend
 def test_eval_of_the_seed_corpus_compares_two_models_side_by_side(
         cli: Cli, seed_files: list[Path], tmp_path: Path) -> None:
     # A second model: the bundled one reading 64 tokens, a model that sees less of each
