@@ -14,7 +14,7 @@ from embedsearch import SearchEngine
 from embedsearch.storage.layout import IndexDirectory
 from embedsearch.storage.local.lexical import LexicalIndex
 from embedsearch.storage.local.store import STORE_FILE
-from embedsearch.storage.local.vectors import load_index
+from embedsearch.storage.local.vectors import create_index, load_index
 from embedsearch.storage.records import SegmentRecord
 from tests.conftest import CliResult, contents, data_file
 
@@ -89,12 +89,16 @@ def test_a_drifted_vector_is_found_by_a_deep_check_and_repaired(
     victim = papers[int(keys[1])].id
 
     def alter(segment: SegmentRecord, folder: Path) -> None:
-        index = load_index(folder, segment.index, vectors.shape[1])
-        key = int(keys[1])
-        vector = index.reconstruct(np.array([key]))
-        vector[0, :40] = -vector[0, :40]  # a different direction, still unit length
-        index.remove(np.array([key]))
-        index.add(np.array([key], dtype=np.int64), vector)
+        # The segment's vector index written anew, one vector turned: indexes are never
+        # changed in place, so a drifted file is a whole new one.
+        stored = load_index(folder, segment.index, vectors.shape[1])
+        held = stored.keys()
+        altered = stored.reconstruct(held)
+        turned = int(np.flatnonzero(held == int(keys[1]))[0])
+        altered[turned, :40] = -altered[turned, :40]  # a different direction, unit length
+        index = create_index(segment.index.type, vectors.shape[1], len(held),
+                             dict(segment.index.params))
+        index.add(held, altered)
         (folder / "new").mkdir()
         for name in index.save(folder / "new"):
             _replace_file(folder, name, lambda f, n=name: (f / "new" / n).rename(f / n))
