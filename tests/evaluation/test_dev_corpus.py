@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedsearch import Filters, SearchEngine
+from embedsearch import Filters, IndexOptions, SearchEngine
 from embedsearch.encoding.calibrate import MIN_MEAN_COSINE
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.local import LocalView
@@ -26,7 +26,8 @@ def dev_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("dev") / "corpus.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
     out = path.parent / "index"
-    SearchEngine.build_from_files(out, [path], exact_max=1000, batch_size=64).close()
+    SearchEngine.build_from_files(out, [path], IndexOptions(exact_max=1000),
+                                  batch_size=64).close()
     return out
 
 
