@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .index.syncing import SyncReport
     from .readers import ZoteroLibrary, read_bibliography, read_papers
     from .search.results import Hit, Reason
+    from .storage import IndexOptions
     from .storage.local import Local
     from .storage.milvus import Milvus
     from .watches.digests import Digest, digest
@@ -59,6 +60,7 @@ __all__ = [
     "IndexIncompatibleError",
     "IndexInfo",
     "IndexNotFoundError",
+    "IndexOptions",
     "InputError",
     "Local",
     "Milvus",
@@ -95,6 +97,7 @@ _LAZY = {
     "export": "exporting",
     "Hit": "search.results",
     "Reason": "search.results",
+    "IndexOptions": "storage",
     "Local": "storage.local",
     "Milvus": "storage.milvus",
 }

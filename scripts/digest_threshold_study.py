@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recommendation_study import WITH_ABSTRACT, TitleVectors, topic_number  # noqa: E402
 
-from embedsearch import Filters, SearchEngine  # noqa: E402
+from embedsearch import Filters, IndexOptions, SearchEngine  # noqa: E402
 from embedsearch.evaluation.devset import DevSet  # noqa: E402
 from embedsearch.watches.digests import LIBRARY_FLOOR, QUERY_FLOOR  # noqa: E402
 
@@ -68,8 +68,8 @@ def study_index(dev: DevSet, stored: np.ndarray, weeks: np.ndarray, path: Path) 
         records = [{"id": p.id, "title": p.title, "abstract": p.abstract, "venue": p.venue,
                     "year": p.year, "collections": [f"week{weeks[i]}"]}
                    for i, p in enumerate(dev.papers)]
-        SearchEngine.build(path, records, vectors=stored, fields=FIELDS,
-                           lexical_fields=FIELDS, overwrite=True, progress=True).close()
+        SearchEngine.build(path, records, IndexOptions(fields=FIELDS, lexical_fields=FIELDS),
+                           vectors=stored, overwrite=True, progress=True).close()
     return SearchEngine.open(path)
 
 

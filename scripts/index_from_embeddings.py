@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from embedsearch import SearchEngine
+from embedsearch import IndexOptions, SearchEngine
 from embedsearch.readers import read_papers
 
 
@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     papers = list(read_papers([args.papers]))[: args.limit]
     vectors = np.load(args.vectors, mmap_mode="r")[: len(papers)]
     # The bundled all-MiniLM-L6-v2 made the dev embeddings; the default backend runs it.
-    SearchEngine.build(args.out, papers, index_type=args.index_type, overwrite=args.overwrite,
-                       vectors=np.asarray(vectors, dtype=np.float32))
+    SearchEngine.build(args.out, papers, IndexOptions(index_type=args.index_type),
+                       overwrite=args.overwrite, vectors=np.asarray(vectors, dtype=np.float32))
     print(f"indexed {len(papers)} papers into {args.out} in "
           f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
     return 0

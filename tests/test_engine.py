@@ -11,6 +11,7 @@ import pytest
 from embedsearch import (
     Filters,
     IndexExistsError,
+    IndexOptions,
     Paper,
     PaperNotFoundError,
     QueryError,
@@ -91,6 +92,15 @@ def test_get_and_unknown_ids(seed_engine: SearchEngine) -> None:
         seed_engine.similar("nope")
 
 
+def test_get_many_answers_by_id_and_leaves_unknown_ids_out(seed_engine: SearchEngine) -> None:
+    other = seed_engine.search("spiking neural networks", k=1)[0].paper.id
+    found = seed_engine.get_many([other, "nope", LORVP, other])
+    assert found == {other: seed_engine.get(other), LORVP: seed_engine.get(LORVP)}
+    assert seed_engine.get_many([]) == {}
+    with pytest.warns(DeprecationWarning, match="get_many"):
+        assert seed_engine.get_papers([LORVP]) == {LORVP: found[LORVP]}
+
+
 @pytest.mark.parametrize("query", ["", "   ", "\n"])
 def test_empty_query_is_refused(seed_engine: SearchEngine, query: str) -> None:
     with pytest.raises(QueryError, match="the query is empty"):
@@ -152,16 +162,17 @@ def test_build_from_records_and_refuse_overwrite(tmp_path: Path) -> None:
 def test_fields_choose_what_is_embedded(tmp_path: Path) -> None:
     records = [{"id": "a", "title": "Quantum chemistry", "abstract": "Birds migrate south."},
                {"id": "b", "title": "Bird migration", "abstract": "Molecules and orbitals."}]
-    by_abstract = SearchEngine.build(tmp_path / "abs", records, fields=["abstract"])
+    by_abstract = SearchEngine.build(tmp_path / "abs", records, IndexOptions(fields=("abstract",)))
     assert by_abstract.search("bird migration", k=1, mode="dense")[0].paper.id == "a"
     assert by_abstract.info().fields == ("abstract",)
-    by_title = SearchEngine.build(tmp_path / "title", records, fields=["title"])
+    by_title = SearchEngine.build(tmp_path / "title", records, IndexOptions(fields=("title",)))
     assert by_title.search("bird migration", k=1, mode="dense")[0].paper.id == "b"
 
 
 def test_auto_index_type_switches_when_the_corpus_grows(seed_files: list[Path],
                                                          tmp_path: Path) -> None:
-    engine = SearchEngine.build_from_files(tmp_path / "grow", seed_files, exact_max=38)
+    engine = SearchEngine.build_from_files(tmp_path / "grow", seed_files,
+                                           IndexOptions(exact_max=38))
     assert engine.info().index_type == "flat"
     exact = [h.paper.id for h in engine.search("reinforcement learning exploration", k=5)]
     engine.add([{"id": "extra", "abstract": "Protein language models for enzyme design."}])
@@ -173,5 +184,6 @@ def test_auto_index_type_switches_when_the_corpus_grows(seed_files: list[Path],
     assert SearchEngine.open(tmp_path / "grow").info().index_type == "hnsw"
     assert [h.paper.id for h in engine.search("reinforcement learning exploration", k=5)] \
         == exact
-    chosen = SearchEngine.build_from_files(tmp_path / "fixed", seed_files, index_type="ivf")
+    chosen = SearchEngine.build_from_files(tmp_path / "fixed", seed_files,
+                                           IndexOptions(index_type="ivf"))
     assert chosen.info().index_type == "ivf"

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from ..engine import SearchEngine
 from ..evaluation.devset import DevSet
 from ..papers import DEFAULT_FIELDS, Paper
+from ..storage import IndexOptions
 from .report import Table
 from .writes import BACKEND, ProcessCost, measure_command, seed_cache, write_new_papers
 
@@ -45,9 +46,10 @@ def _percentile(values: Sequence[float], share: float) -> float:
 
 
 def _build(path: Path, papers: Sequence[Paper], vectors: NDArray[np.float32], cache: Path,
-           **options: object) -> SearchEngine:
-    return SearchEngine.build(path, papers, vectors=vectors, backend=BACKEND,
-                              fields=DEFAULT_FIELDS, cache_dir=cache, **options)  # type: ignore[arg-type]
+           index_type: str = "auto", progress: bool = False) -> SearchEngine:
+    return SearchEngine.build(path, papers, IndexOptions(index_type, fields=DEFAULT_FIELDS),
+                              vectors=vectors, backend=BACKEND, cache_dir=cache,
+                              progress=progress)
 
 
 def growth_table(devset: DevSet, size: int, adds: int = 30, queries: int = 200,

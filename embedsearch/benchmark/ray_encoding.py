@@ -25,6 +25,7 @@ from ..encoding.ray_executor import RayStats
 from ..engine import SearchEngine
 from ..evaluation.devset import DevSet
 from ..papers import Paper
+from ..storage import IndexOptions
 from .report import Table
 
 __all__ = ["ray_table"]
@@ -74,8 +75,8 @@ def _timed_build(out: Path, papers: Sequence[Paper], executor: RayExecutor | Non
                  ) -> tuple[float, int]:
     with _PeakRss() as rss:
         began = time.perf_counter()
-        SearchEngine.build(out, papers, cache=False, index_type="flat", overwrite=True,
-                           executor=executor).close()
+        SearchEngine.build(out, papers, IndexOptions(index_type="flat"), cache=False,
+                           overwrite=True, executor=executor).close()
         seconds = time.perf_counter() - began
     return seconds, rss.peak
 

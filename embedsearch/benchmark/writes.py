@@ -43,6 +43,7 @@ from ..engine import SearchEngine
 from ..evaluation.devset import DevSet
 from ..papers import DEFAULT_FIELDS, Paper, embedding_text
 from ..readers import read_papers
+from ..storage import IndexOptions
 from .report import Table
 
 __all__ = ["BACKEND", "ProcessCost", "measure_command", "seed_cache", "write_new_papers",
@@ -206,9 +207,9 @@ def writes_table(devset: DevSet, sizes: Sequence[int], added: int, runs: int) ->
         for size in counts:
             indexes[size] = folder / f"index-{size}"
             began = time.perf_counter()
-            with SearchEngine.build(indexes[size], papers[:size], vectors=stored[:size],
-                                    backend=BACKEND, fields=DEFAULT_FIELDS,
-                                    cache_dir=cache_dir) as engine:
+            with SearchEngine.build(indexes[size], papers[:size],
+                                    IndexOptions(fields=DEFAULT_FIELDS), vectors=stored[:size],
+                                    backend=BACKEND, cache_dir=cache_dir) as engine:
                 if size == counts[0]:  # one cache serves every index: same encoder
                     written = [paper for run, path in enumerate(new_files)
                                for paper in write_new_papers(

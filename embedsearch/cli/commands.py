@@ -148,6 +148,7 @@ def filters_of(args: argparse.Namespace) -> Filters:
 # -- commands ---------------------------------------------------------------------------
 def build(args: argparse.Namespace) -> None:
     from ..engine import SearchEngine
+    from ..storage import IndexOptions
     from ..storage.layout import IndexDirectory
 
     fields = [name.strip() for name in args.fields.split(",") if name.strip()]
@@ -160,12 +161,13 @@ def build(args: argparse.Namespace) -> None:
     _write_report(args, found)
     with _executor(args) as executor:
         engine = SearchEngine.build(
-            args.out, found.papers, allow_title_only=args.allow_title_only, model=args.model,
-            index_type=args.index_type, index_params=args.index_param, fields=fields,
-            lexical_fields=lexical,
-            exact_max=args.exact_max, overwrite=args.overwrite, progress=progress(args),
-            memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None,
-            backend=backend, batch_size=args.batch_size, cache_dir=args.cache_dir,
+            args.out, found.papers, IndexOptions(
+                index_type=args.index_type, index_params=args.index_param,
+                fields=tuple(fields), lexical_fields=tuple(lexical), exact_max=args.exact_max,
+                memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None),
+            allow_title_only=args.allow_title_only, model=args.model,
+            overwrite=args.overwrite, progress=progress(args), backend=backend,
+            batch_size=args.batch_size, cache_dir=args.cache_dir,
             cache=not args.no_cache, wait=args.wait, executor=executor,
             storage=_storage(args), query_prompt=args.query_prompt,
             document_prompt=args.document_prompt,

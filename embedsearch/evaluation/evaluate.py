@@ -42,7 +42,7 @@ from ..encoding import Encoder
 from ..engine import SearchEngine
 from ..papers import Paper, split_sentences
 from ..readers import read_papers
-from ..storage import Target, View, parse_target
+from ..storage import IndexOptions, Target, View, parse_target
 from ..storage.local import LocalView
 from .devset import Query, load_queries
 from .metrics import METRICS
@@ -109,8 +109,9 @@ def _index(engine_dir: Path, papers: list[Paper], task: Task, backend: str,
         if len(engine) == len(papers) and engine.info().storage == storage.settings():
             return engine
         engine.close()
-    return SearchEngine.build(engine_dir, papers, model=model, fields=task.fields,
-                              lexical_fields=task.lexical_fields, backend=backend,
+    return SearchEngine.build(engine_dir, papers, IndexOptions(fields=task.fields,
+                                                               lexical_fields=task.lexical_fields),
+                              model=model, backend=backend,
                               overwrite=engine_dir.exists(), progress=progress,
                               storage=storage)
 

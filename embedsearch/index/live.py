@@ -13,14 +13,21 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from ..storage import Storage, Update, View, storage_class, storage_kind
-from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, newest_generation
+import numpy as np
+from numpy.typing import NDArray
 
-__all__ = ["LiveIndex", "Update"]
+from ..encoding import Prompts
+from ..errors import IndexIncompatibleError, PaperNotFoundError
+from ..papers import Paper
+from ..storage import Storage, Update, View, storage_class, storage_kind
+from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging, newest_generation
+
+__all__ = ["LiveIndex", "Update", "check_same_encoding", "known_keys"]
 
 class LiveIndex:
     """The served view of one index directory, swapped whole when it changes."""
@@ -151,12 +158,13 @@ class LiveIndex:
             return True
 
     @contextmanager
-    def reading(self) -> Iterator[View]:
+    def reading(self, *, follow: bool = True) -> Iterator[View]:
         """Hold the index for one call, on the newest generation (in the background:
-        on the served one, while a newer one is read by a thread of its own)."""
-        if not self.background:
+        on the served one, while a newer one is read by a thread of its own); with
+        `follow` False, on the served one as it is (what a map computed from it names)."""
+        if follow and not self.background:
             self.refresh()
-        elif self._changed() and (self._loader is None or not self._loader.is_alive()):
+        elif follow and self._changed() and (self._loader is None or not self._loader.is_alive()):
             self._loader = threading.Thread(target=self.refresh, name="embedsearch-refresh",
                                             daemon=True)
             self._loader.start()
@@ -190,6 +198,66 @@ class LiveIndex:
                     self._stamp = stamp
             return manifest.count - newest.count
 
+    def add(self, encoded_for: Manifest, papers: Sequence[Paper],
+            vectors: NDArray[np.float32], *, wait: float | None = DEFAULT_WAIT) -> int:
+        """Add `papers` (row i of `vectors` is paper i's, encoded for the generation
+        `encoded_for`) to the newest generation; papers another process added meanwhile
+        are kept as they are. Returns how many were added."""
+
+        def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
+            check_same_encoding(encoded_for, newest)
+            return storage.add(staging, newest, papers, vectors)
+
+        return self.write(update, wait=wait)
+
+    def replace(self, encoded_for: Manifest, removed: Sequence[str], papers: Sequence[Paper],
+                vectors: NDArray[np.float32], *, wait: float | None = DEFAULT_WAIT) -> int:
+        """Remove the papers `removed` (ids; those already gone are passed over) and add
+        `papers` (as for `add`) in one generation: a changed paper is among both, so
+        readers see its old version or its new one. A new paper another process added
+        meanwhile is kept as it is."""
+
+        def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
+            check_same_encoding(encoded_for, newest)
+            keys = storage.keys_of(newest, list(removed))
+            leaving = set(keys)
+            present = storage.keys_of(newest, [paper.id for paper in papers])
+            rows = [row for row, paper in enumerate(papers)
+                    if paper.id not in present or paper.id in leaving]
+            if not keys and not rows:
+                return None
+            held = np.array(sorted(set(keys.values())), dtype=np.int64)
+            return storage.replace(staging, newest, held, [papers[row] for row in rows],
+                                   vectors[rows])
+
+        return self.write(update, wait=wait)
+
+    def remove(self, paper_ids: Sequence[str], *, wait: float | None = DEFAULT_WAIT) -> int:
+        """Remove the papers of `paper_ids`, all or none: an unknown id is refused before
+        the writers' lock is waited for. Returns how many were removed."""
+        ids = list(dict.fromkeys(paper_ids))
+        known = self.keys_of(ids)
+        for paper_id in ids:
+            if paper_id not in known:
+                raise PaperNotFoundError(paper_id, self.directory.path)
+        if ids:
+            self.write(lambda storage, staging, newest: storage.remove(staging, newest, ids),
+                       wait=wait)
+        return len(ids)
+
+    def compact(self, *, wait: float | None = DEFAULT_WAIT) -> bool:
+        """Have the storage merge the newest generation's segments into one; whether it
+        rewrote anything."""
+        written: list[bool] = []
+
+        def compacting(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
+            manifest = storage.compact(staging, newest)
+            written.append(manifest is not None)
+            return manifest
+
+        self.write(compacting, wait=wait)
+        return any(written)
+
     def close(self) -> None:
         """Let go of the index (its lease, files and connections); twice is harmless."""
         if self._view is not None:
@@ -197,6 +265,28 @@ class LiveIndex:
         if self._storage is not None:
             self._storage.close()
             self._storage = None
+
+
+def known_keys(view: View, paper_ids: Iterable[str], index: Path) -> NDArray[np.int64]:
+    """The keys of `paper_ids` in `view`, sorted and once each; an id it lacks is refused
+    (`PaperNotFoundError`, naming the index at `index`)."""
+    ids = list(paper_ids)
+    found = view.keys_of(ids)
+    for paper_id in ids:
+        if paper_id not in found:
+            raise PaperNotFoundError(paper_id, index)
+    return np.array(sorted(set(found.values())), dtype=np.int64)
+
+
+def check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
+    """Refuse vectors made for an index another process has rebuilt differently since."""
+    before, now = encoded_for.model, newest.model
+    if (before.fingerprint != now.fingerprint or before.backend != now.backend
+            or not Prompts.from_record(before.prompts).same_as(Prompts.from_record(now.prompts))
+            or encoded_for.text.fields != newest.text.fields):
+        raise IndexIncompatibleError(
+            "the index was rebuilt with another model, prompts or text fields while these "
+            "papers were being encoded; nothing was added: run the command again")
 
 
 def _return_freed_memory() -> None:

@@ -23,11 +23,15 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from ..encoding import Encoder, Executor
 from ..papers import Paper, embedding_text
 from ..storage import View
+from ..storage.layout import DEFAULT_WAIT
+from .live import LiveIndex
+from .writing import encode_papers
 
 __all__ = ["SourceState", "SyncPlan", "SyncReport", "SyncSource", "plan_sync", "same",
-           "stored_vectors"]
+           "stored_vectors", "sync_index"]
 
 
 @dataclass(frozen=True)
@@ -139,3 +143,31 @@ def stored_vectors(view: View, updates: Sequence[Paper], stored: Mapping[str, Pa
         return {}
     vectors = view.vectors(np.array([keys[paper_id] for paper_id in held], dtype=np.int64))
     return dict(zip(held, vectors))
+
+
+def sync_index(live: LiveIndex, source: SyncSource, encoder: Callable[[], Encoder], *,
+               dry_run: bool = False, allow_title_only: bool = False, progress: bool = False,
+               wait: float | None = DEFAULT_WAIT, executor: Executor | None = None
+               ) -> SyncReport:
+    """`SearchEngine.sync`: plan on the newest generation, encode only the new texts
+    (before the writers' lock), then write every change in one generation
+    (`LiveIndex.replace`)."""
+    state = source.sync_state()
+    with live.reading() as view:
+        stored = {paper.id: paper for paper in view.papers(view.keys()).values()
+                  if state.owns(paper.id)}
+        plan = plan_sync(state, stored, allow_title_only=allow_title_only)
+        kept = stored_vectors(view, plan.update, stored)
+    report = plan.report(dry_run=dry_run)
+    if dry_run or not report.changed:
+        return report
+    manifest, made = live.manifest(), encoder()
+    written = plan.add + plan.update
+    fresh = [paper for paper in written if paper.id not in kept]
+    encoded = iter(encode_papers(made, manifest, fresh, progress=progress, executor=executor)
+                   if fresh else [])
+    vectors = np.array([kept[p.id] if p.id in kept else next(encoded) for p in written],
+                       dtype=np.float32).reshape(len(written), made.dim)
+    removed = plan.remove + [paper.id for paper in plan.update]
+    live.replace(manifest, removed, written, vectors, wait=wait)
+    return report

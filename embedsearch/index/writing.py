@@ -1,37 +1,30 @@
-"""Writing an index: build it from papers, and what every update checks first.
+"""Writing an index: papers in, vectors made, a generation written; each write walks
+down once (records -> papers -> vectors -> the storage's segment).
 
 Each write encodes what it must before touching the disk, then, holding the writers'
-lock, has the index's storage stage a complete new generation from the newest one and
-publishes it in one rename, so a failure at any point leaves the previous index as it
-was, and a change another process published meanwhile is never lost.
+lock (`LiveIndex.write`), has the index's storage stage a complete new generation from
+the newest one and publishes it in one rename, so a failure at any point leaves the
+previous index as it was, and a change another process published meanwhile is never
+lost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
-from numpy.typing import NDArray
 
 from .._version import __version__
-from ..encoding import Encoder, Executor, Prompts
-from ..errors import IndexIncompatibleError, InputError
+from ..encoding import Encoder, Executor
+from ..errors import EmbedSearchError, InputError
 from ..papers import TEXT_FIELDS, Paper, embedding_text
-from ..storage import (
-    DEFAULT_LEXICAL_FIELDS,
-    IndexOptions,
-    Storage,
-    Target,
-    Update,
-    parse_target,
-    storage_class,
-)
-from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+from ..storage import DEFAULT_LEXICAL_FIELDS, IndexOptions, Target, parse_target, storage_class
+from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest
 from ..storage.records import ModelRecord, PromptsRecord, StorageRecord, TextRecord
+from .live import LiveIndex
 
-__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "adding", "build_index",
-           "check_abstracts", "check_fields", "check_same_encoding", "encode_papers",
-           "model_record", "replacing"]
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "add_papers", "build_index",
+           "check_abstracts", "check_fields", "encode_papers", "new_index"]
 
 
 def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
@@ -72,22 +65,46 @@ def _encode(encoder: Encoder, papers: Sequence[Paper], fields: Sequence[str],
 
 def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper], *,
                   progress: bool = False, executor: Executor | None = None) -> np.ndarray:
-    """The vectors `SearchEngine.add` needs for `papers` in the index of `manifest`: made before
-    the writers' lock is taken, as encoding can take hours and the lock is shared.
+    """The vectors of `papers` for the index of `manifest` (an add's, a sync's): made
+    before the writers' lock is taken, as encoding can take hours and the lock is shared.
     `executor` computes the cache's misses (default: this process; or a Ray cluster)."""
     _check_unique(papers)
     return _encode(encoder, papers, manifest.text.fields, progress, executor)
 
 
-def check_same_encoding(encoded_for: Manifest, newest: Manifest) -> None:
-    """Refuse vectors made for an index another process has rebuilt differently since."""
-    before, now = encoded_for.model, newest.model
-    if (before.fingerprint != now.fingerprint or before.backend != now.backend
-            or not Prompts.from_record(before.prompts).same_as(Prompts.from_record(now.prompts))
-            or encoded_for.text.fields != newest.text.fields):
-        raise IndexIncompatibleError(
-            "the index was rebuilt with another model, prompts or text fields while these "
-            "papers were being encoded; nothing was added: run the command again")
+def add_papers(live: LiveIndex, papers: Sequence[Paper], encoder: Callable[[], Encoder], *,
+               allow_title_only: bool = False, progress: bool = False,
+               wait: float | None = DEFAULT_WAIT, executor: Executor | None = None) -> int:
+    """Encode the papers whose ids `live`'s index lacks, then add them (`LiveIndex.add`):
+    `SearchEngine.add`. Nothing is loaded when all are known, `encoder` (made only when
+    there is something to encode) included. Returns how many were added."""
+    check_abstracts(papers, allow_title_only)
+    manifest = live.manifest()  # the index is not loaded: only its records read
+    known = live.keys_of([paper.id for paper in papers])
+    new = [paper for paper in papers if paper.id not in known]
+    if not new:
+        return 0
+    vectors = encode_papers(encoder(), manifest, new, progress=progress, executor=executor)
+    return live.add(manifest, new, vectors, wait=wait)
+
+
+def new_index(directory: IndexDirectory, papers: Sequence[Paper],
+              encoder: Callable[[int, ModelRecord | None], Encoder],
+              options: IndexOptions = IndexOptions(), *,
+              allow_title_only: bool = False, vectors: np.ndarray | None = None,
+              target: Target | None = None, overwrite: bool = False, progress: bool = False,
+              wait: float | None = DEFAULT_WAIT, executor: Executor | None = None) -> Encoder:
+    """`build_index` for `SearchEngine.build`: the papers are checked before `encoder`
+    is made, as making one may load a model and time the runtimes. It is given how many
+    papers it will encode (0 with `vectors`) and, with `overwrite`, the model record of
+    the index replaced (whose backend an `auto` encoder keeps). Returns it, to serve the
+    new index's queries."""
+    check_abstracts(papers, allow_title_only)
+    made = encoder(len(papers) if vectors is None else 0,
+                   _built_with(directory) if overwrite else None)
+    build_index(directory, papers, made, options, target=target, vectors=vectors,
+                overwrite=overwrite, progress=progress, wait=wait, executor=executor)
+    return made
 
 
 def build_index(
@@ -155,37 +172,9 @@ def _given_vectors(vectors: np.ndarray, count: int, dim: int) -> np.ndarray:
     return normalised
 
 
-def adding(encoded_for: Manifest, papers: Sequence[Paper],
-           vectors: NDArray[np.float32]) -> Update:
-    """The write that adds `papers` (row i of `vectors` is paper i's, encoded for the
-    generation `encoded_for`) to the newest generation: refused if the index was rebuilt
-    with another encoding meanwhile; papers another process added meanwhile are kept."""
-
-    def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
-        check_same_encoding(encoded_for, newest)
-        return storage.add(staging, newest, papers, vectors)
-
-    return update
-
-
-def replacing(encoded_for: Manifest, removed: Sequence[str], papers: Sequence[Paper],
-              vectors: NDArray[np.float32]) -> Update:
-    """The write that removes the papers `removed` (ids; those already gone are passed
-    over) and adds `papers` (row i of `vectors` is paper i's, encoded for `encoded_for`)
-    in one generation: a changed paper is among both, so readers see its old version
-    or its new one. A new paper another process added meanwhile is kept as it is."""
-
-    def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
-        check_same_encoding(encoded_for, newest)
-        keys = storage.keys_of(newest, list(removed))
-        leaving = set(keys)
-        present = storage.keys_of(newest, [paper.id for paper in papers])
-        rows = [row for row, paper in enumerate(papers)
-                if paper.id not in present or paper.id in leaving]
-        if not keys and not rows:
-            return None
-        held = np.array(sorted(set(keys.values())), dtype=np.int64)
-        return storage.replace(staging, newest, held, [papers[row] for row in rows],
-                               vectors[rows])
-
-    return update
+def _built_with(directory: IndexDirectory) -> ModelRecord | None:
+    """The model record of the index at `directory` (None when there is none to read)."""
+    try:
+        return directory.read_manifest().model
+    except EmbedSearchError:
+        return None

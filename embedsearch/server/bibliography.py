@@ -92,7 +92,7 @@ def bibliography_routes(engine: SearchEngine) -> APIRouter:
         the index holds (same id) is written as the index has it. Nothing is stored."""
         chosen = EXPORT_FORMATS[body.format]
         given = papers_in("papers", list(body.papers))
-        stored = engine.get_papers(paper.id for paper in given)
+        stored = engine.get_many(paper.id for paper in given)
         text = export([stored.get(paper.id, paper) for paper in given], body.format)
         return Response(text, media_type=f"{chosen.media_type}; charset=utf-8")
 

@@ -36,7 +36,7 @@ from .recommending import (
 )
 
 __all__ = ["TITLE_ONLY_WEIGHT", "Examples", "example_text", "like_keys", "like_papers",
-           "match_keys", "pull_towards", "resolve_examples"]
+           "match_keys", "pull_towards", "query_requests", "resolve_examples"]
 
 #: The weight of an example encoded from its title alone, against 1 for one with an
 #: abstract or stored in the index. scripts/title_only_study.py hid one paper of a dev
@@ -56,6 +56,15 @@ def pull_towards(query: NDArray[np.float32],
     if not len(examples):
         return query
     return unit(query + examples.mean(0))
+
+
+def query_requests(view: View, texts: Sequence[str], vectors: NDArray[np.float32],
+                   positives: NDArray[np.int64]) -> list[Request]:
+    """The request of each query (row i of `vectors` is text i's), pulled towards the
+    index's papers `positives` (`search`'s), which are never returned."""
+    pulled = view.vectors(positives)
+    return [Request(text, pull_towards(vector, pulled), positives, text)
+            for text, vector in zip(texts, vectors)]
 
 
 def example_text(papers: Sequence[Paper]) -> str:

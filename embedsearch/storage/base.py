@@ -51,9 +51,29 @@ def lexical_texts(papers: Iterable[Paper], manifest: Manifest) -> list[str]:
 
 @dataclass(frozen=True)
 class IndexOptions:
-    """How a new index is built: its vector index type and what text is embedded.
-    A storage that keeps its own vector index (Milvus) reads `index_params` only;
-    `exact_max` None is the local storage's own threshold (`vectors.EXACT_MAX`)."""
+    """How a new index is built (`SearchEngine.build(out, papers, options)`): its vector
+    index type and what text is embedded and indexed for BM25. A storage that keeps its
+    own vector index (Milvus) reads `index_params` only.
+
+    Attributes:
+        index_type: `auto`, `flat`, `hnsw`, `ivf`, `ivfpq` or a FAISS factory string.
+            `auto` is exact search up to `exact_max` papers, then HNSW, or ivfpq when
+            HNSW would not fit `memory_budget`.
+        index_params: the index type's parameters (`{"efSearch": 128}`).
+        fields: the paper fields the vectors are made from.
+        exact_max: the most papers `auto` searches exactly (None: the local storage's
+            own threshold, `vectors.EXACT_MAX`, 50,000).
+        memory_budget: bytes the vector index may take in memory.
+        lexical_fields: the paper fields BM25 indexes.
+
+    Example:
+        ```python
+        from embedsearch import IndexOptions, SearchEngine
+
+        options = IndexOptions(index_type="hnsw", fields=("title", "abstract"))
+        engine = SearchEngine.build_from_files("indexes/hnsw", ["library.bib"], options)
+        ```
+    """
 
     index_type: str = "auto"
     index_params: dict[str, Any] | None = None

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedsearch import Filters, SearchEngine
+from embedsearch import Filters, IndexOptions, SearchEngine
 from embedsearch.encoding.calibrate import MIN_MEAN_COSINE
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.local import LocalView
@@ -28,8 +28,8 @@ def dev_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     and encoding 2,000 abstracts took most of this module's time
     (`test_vectors_match_the_reference_embeddings` encodes)."""
     out = tmp_path_factory.mktemp("dev") / "index"
-    SearchEngine.build(out, dev_records(COUNT), vectors=dev_vectors(COUNT),
-                       exact_max=1000).close()
+    SearchEngine.build(out, dev_records(COUNT), IndexOptions(exact_max=1000),
+                       vectors=dev_vectors(COUNT)).close()
     return out
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedsearch import QueryError, SearchEngine
+from embedsearch import IndexOptions, QueryError, SearchEngine
 from embedsearch.search.retrieval import MAX_QUERY_CHARS
 from embedsearch.text.words import BOILERPLATE, FUNCTION_WORDS
 from tests.conftest import DEV_PAPERS, dev_records, needs_dev_data
@@ -130,7 +130,7 @@ def test_query_by_example(seed_engine: SearchEngine) -> None:
 @pytest.mark.slow
 def test_modes_on_real_papers(tmp_path: Path) -> None:
     records = dev_records(1500)
-    engine = SearchEngine.build(tmp_path / "dev", records, index_type="hnsw")
+    engine = SearchEngine.build(tmp_path / "dev", records, IndexOptions(index_type="hnsw"))
     titles = [str(r["title"]) for r in records[::50]]
     for mode in ("hybrid", "dense", "lexical"):
         found = engine.search_many(titles, k=10, mode=mode)

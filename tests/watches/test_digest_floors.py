@@ -9,7 +9,7 @@ import gzip
 import json
 from pathlib import Path
 
-from embedsearch import SearchEngine
+from embedsearch import IndexOptions, SearchEngine
 from embedsearch.text.dates import now
 from embedsearch.watches.digests import QUERY_FLOOR, digest
 from embedsearch.watches.saved import Watch
@@ -45,8 +45,9 @@ def test_a_reinforcement_learning_watch_lists_a_new_rl_paper(tmp_path: Path) -> 
            if record["venue"] not in ("ACL", "NAACL", "COLING")][:2000]
     vectors = dev_vectors()
     engine = SearchEngine.build(tmp_path / "index", [records[i] for i in old],
-                                vectors=vectors[old], fields=("title", "abstract"),
-                                lexical_fields=("title", "abstract"))
+                                IndexOptions(fields=("title", "abstract"),
+                                             lexical_fields=("title", "abstract")),
+                                vectors=vectors[old])
     with engine:
         engine.watches.add(Watch(name="rl", query="reinforcement learning"))
         before = now()
