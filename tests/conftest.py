@@ -31,8 +31,8 @@ from embedsearch.encoding import missing_runtimes
 from embedsearch.papers import Paper
 from embedsearch.readers import read_papers
 from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.local.paper_store import STORE_FILE, PaperStore
 from embedsearch.storage.local.segment import deletions_of
-from embedsearch.storage.local.store import STORE_FILE, PaperStore
 
 REPO = Path(__file__).resolve().parent.parent
 DEV_DATA = Path(os.environ.get("EMBEDSEARCH_DEV_DATA", REPO.parent / "shared" / "data" / "papers"))

@@ -133,13 +133,13 @@ def _baselines(engine: SearchEngine, texts: Sequence[str]) -> dict[str, list[lis
     words, naive = [], []
     with engine.snapshot() as view:
         assert isinstance(view, LocalView)
-        lexical_index, none = view.lexical_index, np.zeros(0, np.int64)
+        lexical_search, none = view.lexical_search, np.zeros(0, np.int64)
         for text, vector in zip(texts, vectors):
-            scores = lexical_index.scores(text, pair_weight=0.0)
-            bm25 = lexical_index.top(scores, 100)
+            scores = lexical_search.scores(text, pair_weight=0.0)
+            bm25 = lexical_search.top(scores, 100)
             dense_keys = view.dense(vector, 100, None, none)[1]
             pool = np.union1d(bm25[1], dense_keys)
-            lexical = scores[lexical_index.rows(pool)]
+            lexical = scores[lexical_search.rows(pool)]
             dense = view.vectors(pool) @ vector
             fused = pool[np.argsort(-(0.5 * _scaled(lexical) + 0.5 * _scaled(dense)),
                                     kind="stable")][:10]

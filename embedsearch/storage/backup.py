@@ -41,26 +41,26 @@ def _local_only(manifest: Manifest, what: str) -> None:
             parameter="index")
 
 
-def _copy(source: Path, target: Path, names: list[str]) -> None:
+def _copy(source: Path, destination: Path, names: list[str]) -> None:
     for name in names:
-        (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / name, target / name)
+        (destination / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, destination / name)
 
 
-def _carry_side_files(source: Path, target: Path) -> None:
+def _carry_side_files(source: Path, destination: Path) -> None:
     """The side files (`SIDE_FILES`: the saved searches) that `source` has, replaced in
-    `target` in one rename each."""
+    `destination` in one rename each."""
     for name in SIDE_FILES:
         if (source / name).is_file():
-            write_atomic(target / name, (source / name).read_bytes())
+            write_atomic(destination / name, (source / name).read_bytes())
 
 
 def backup_index(index: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Manifest:
     """Copy the current generation of the index at `index` to `dest` (a new folder, or
     an earlier backup: then only what it lacks is copied) as an index of its own,
     verified against the source's checksums; its manifest."""
-    target = IndexDirectory(dest)
-    earlier = target.exists()
+    destination = IndexDirectory(dest)
+    earlier = destination.exists()
     if not earlier and Path(dest).exists() and (not Path(dest).is_dir()
                                                 or any(Path(dest).iterdir())):
         raise ConfigurationError(f"{dest} exists and is not a backup; a backup goes to a new "
@@ -69,18 +69,18 @@ def backup_index(index: str | os.PathLike[str], dest: str | os.PathLike[str]) ->
     manifest, lease = source.open_current()
     try:
         _local_only(manifest, "backup")
-        with target.write(replace=earlier) as staging:
+        with destination.write(replace=earlier) as staging:
             held = staging.previous.files if staging.previous is not None else {}
             kept = [name for name, entry in manifest.files.items() if held.get(name) == entry]
             if staging.previous is not None:
-                target.link_files(staging.previous, staging, kept)
+                destination.link_files(staging.previous, staging, kept)
             _copy(source.files_dir(manifest), staging.dir,
                   sorted(set(manifest.files) - set(kept)))
-            copied = target.commit(staging, dataclasses.replace(manifest, files={}))
+            copied = destination.commit(staging, dataclasses.replace(manifest, files={}))
             if copied.files != manifest.files:
                 raise IndexCorruptError(f"the copy in {dest} does not match {index}'s "
                                         "checksums; nothing was published")
-        _carry_side_files(source.path, target.path)
+        _carry_side_files(source.path, destination.path)
         return copied
     finally:
         lease.release()
@@ -96,11 +96,11 @@ def restore_index(backup: str | os.PathLike[str], index: str | os.PathLike[str],
     try:
         _local_only(manifest, "restore")
         saved.verify(manifest, checksums=True)
-        target = IndexDirectory(index)
-        with target.write(replace=True, wait=wait) as staging:
+        destination = IndexDirectory(index)
+        with destination.write(replace=True, wait=wait) as staging:
             _copy(saved.files_dir(manifest), staging.dir, sorted(manifest.files))
-            restored = target.commit(staging, dataclasses.replace(manifest, files={}))
-        _carry_side_files(saved.path, target.path)
+            restored = destination.commit(staging, dataclasses.replace(manifest, files={}))
+        _carry_side_files(saved.path, destination.path)
         return restored
     finally:
         lease.release()

@@ -31,25 +31,25 @@ def file_entries(folder: Path, carried: Mapping[str, dict[str, Any]]
     theirs, written, synced and hashed by their writer."""
     entries = {}
     for name in files_under(folder):
-        target = folder / name
+        path = folder / name
         kept = carried.get(name)
-        if kept is not None and kept["bytes"] == target.stat().st_size:
+        if kept is not None and kept["bytes"] == path.stat().st_size:
             entries[name] = kept
             continue
-        fsync_file(target)
-        entries[name] = {"bytes": target.stat().st_size, "sha256": sha256_file(target)}
+        fsync_file(path)
+        entries[name] = {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
     return entries
 
 
-def file_problem(target: Path, expected: Mapping[str, object], checksums: bool) -> str | None:
+def file_problem(path: Path, expected: Mapping[str, object], checksums: bool) -> str | None:
     """What is wrong with one file of a generation (missing, of another size, or, if
     `checksums`, of another sha256 than its entry `expected`), or None."""
-    if not target.is_file():
-        return f"{target} is missing"
-    size = target.stat().st_size
+    if not path.is_file():
+        return f"{path} is missing"
+    size = path.stat().st_size
     if size != expected["bytes"]:
-        return (f"{target} is {size} bytes, the manifest says {expected['bytes']}: the "
+        return (f"{path} is {size} bytes, the manifest says {expected['bytes']}: the "
                 "file is truncated or damaged")
-    if checksums and sha256_file(target) != expected["sha256"]:
-        return f"{target} does not match its checksum: the file is damaged"
+    if checksums and sha256_file(path) != expected["sha256"]:
+        return f"{path} does not match its checksum: the file is damaged"
     return None

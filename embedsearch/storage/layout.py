@@ -118,12 +118,12 @@ class IndexDirectory:
             raise IndexNotFoundError(f"{self.path} is a file, not an index folder; build "
                                      f"an index of it with `embedsearch build {self.path} "
                                      "--out DIR` and open DIR")
-        target = self.path / MANIFEST
-        if not target.is_file():
+        manifest_file = self.path / MANIFEST
+        if not manifest_file.is_file():
             raise IndexNotFoundError(f"{self.path} holds no embedsearch index ({MANIFEST} "
                                      "is missing); open the folder that `embedsearch build "
                                      "FILE --out DIR` wrote")
-        return Manifest.from_json(target.read_text(encoding="utf-8"), target,
+        return Manifest.from_json(manifest_file.read_text(encoding="utf-8"), manifest_file,
                                   upgrading=upgrading)
 
     def files_dir(self, manifest: Manifest) -> Path:

@@ -13,7 +13,7 @@ import pytest
 from embedsearch import SearchEngine
 from embedsearch.storage.layout import IndexDirectory
 from embedsearch.storage.local.lexical import LexicalIndex
-from embedsearch.storage.local.store import STORE_FILE
+from embedsearch.storage.local.paper_store import STORE_FILE
 from embedsearch.storage.local.vectors import create_index, load_index
 from embedsearch.storage.records import SegmentRecord
 from tests.conftest import CliResult, contents, data_file

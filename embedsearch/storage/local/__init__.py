@@ -1,14 +1,16 @@
 """The local storage: an index's vectors (FAISS), words (BM25 arrays) and papers (SQLite)
 as files in each generation's folder beside the manifest.
 
-    segment.py   a segment: an immutable folder of papers, vectors and postings
-    view.py      one generation open for reading: its segments, searched and merged
-    storage.py   the writes: build, insert, delete, compact, each a new generation
-    merging.py   which segments a write merges (the tiered policy), and the merge
-    upgrading.py a flat index of an earlier format made its first segment
-    store.py     the SQLite paper store (metadata, filters, identifiers)
-    lexical.py   the BM25 postings of a segment, and BM25 over a generation's segments
-    vectors/     the FAISS vector indexes and the rules that choose and tune them
+    segment.py      a segment: an immutable folder of papers, vectors and postings, and
+                    the segments open in memory, shared by the views that list them
+    view.py         one generation open for reading: its segments, searched and merged
+    storage.py      the writes: build, insert, delete, compact, each a new generation
+    merging.py      which segments a write merges (the tiered policy), and the merge
+    additions.py    when each paper was added, from the keys each write handed out
+    upgrading.py    a flat index of an earlier format made its first segment
+    paper_store.py  the SQLite paper store (metadata, filters, identifiers)
+    lexical.py      the BM25 postings of a segment, and BM25 over a generation's segments
+    vectors/        the FAISS vector indexes and the rules that choose and tune them
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ number within that generation, so names are never reused within an index.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,10 +28,10 @@ from numpy.typing import NDArray
 from ...papers import Paper
 from ..records import SegmentRecord
 from .lexical import LexicalIndex
-from .store import STORE_FILE, PaperStore
+from .paper_store import STORE_FILE, PaperStore
 from .vectors import VectorIndex, load_index
 
-__all__ = ["DELETIONS_FILE", "Segment", "deletions_of", "files_of", "load_segment",
+__all__ = ["DELETIONS_FILE", "OpenSegments", "Segment", "deletions_of", "files_of", "load_segment",
            "segment_name", "write_deletions", "write_segment"]
 
 DELETIONS_FILE = "deletions.npy"
@@ -110,3 +111,37 @@ def write_segment(folder: Path, name: str, keys: NDArray[np.int64], papers: Sequ
     index.save(folder)
     lexical.save(folder)
     return SegmentRecord(name, len(keys), 0, index.meta())
+
+
+class OpenSegments:
+    """Segments in memory, shared by the views that list them (by identity), closed when
+    the last view lets go: a reader that moves to a newer generation loads only the
+    segments it lacks, and its memory does not double while it switches."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, list[Any]] = {}  # identity -> [segment, views holding it]
+
+    def acquire(self, identity: str, load: Callable[[], Segment]) -> Segment:
+        with self._lock:
+            if identity in self._held:
+                self._held[identity][1] += 1
+                return self._held[identity][0]  # type: ignore[no-any-return]
+        segment = load()  # outside the lock: other views go on meanwhile
+        with self._lock:
+            if identity in self._held:  # another thread loaded it meanwhile
+                segment.close()
+                self._held[identity][1] += 1
+                return self._held[identity][0]  # type: ignore[no-any-return]
+            self._held[identity] = [segment, 1]
+            return segment
+
+    def release(self, segment: Segment) -> None:
+        with self._lock:
+            entry = self._held.get(segment.identity)
+            if entry is None or entry[0] is not segment:
+                return
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._held[segment.identity]
+                segment.close()

@@ -1,15 +1,15 @@
-"""The local storage's writes: each stages a new generation that shares every segment it
-keeps with the newest one (hard links, checksums carried over) and writes only what it
-adds: a segment for an `add`, deletion files for a `remove`, the segments a merge makes.
-It opens no segment it does not change. Views share segments already in memory, so a
-reader that follows the index loads only what a write added.
+"""The local storage (`LocalStorage`) and its writes: each stages a new generation that
+shares every segment it keeps with the newest one (hard links, checksums carried over)
+and writes only what it adds: a segment for an `add`, deletion files for a `remove`, the
+segments a merge makes. It opens no segment it does not change. Views share segments
+already in memory (`segment.OpenSegments`), so a reader that follows the index loads
+only what a write added.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shutil
-import threading
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -26,8 +26,10 @@ from ..records import IndexRules, LocalRecord, SegmentRecord, StorageRecord
 from .additions import recorded
 from .lexical import LexicalIndex
 from .merging import MergePolicy, merge_segments, plan_merge
+from .paper_store import STORE_FILE, PaperStore
 from .segment import (
     DELETIONS_FILE,
+    OpenSegments,
     Segment,
     deletions_of,
     files_of,
@@ -36,7 +38,6 @@ from .segment import (
     write_deletions,
     write_segment,
 )
-from .store import STORE_FILE, PaperStore
 from .upgrading import upgrade_flat
 from .vectors import EXACT_MAX, VectorIndex, create_index, segment_index_type
 from .view import LocalView
@@ -53,7 +54,7 @@ class LocalStorage(Storage):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._open = _OpenSegments()
+        self._open = OpenSegments()
 
     def check_build(self, options: IndexOptions, count: int, dim: int, *,
                     overwrite: bool) -> None:
@@ -234,40 +235,6 @@ class LocalStorage(Storage):
             largest = max(manifest.local.segments, key=lambda record: record.live)
             manifest = dataclasses.replace(manifest, index=largest.index)
         return self.commit(staging, manifest)
-
-
-class _OpenSegments:
-    """Segments in memory, shared by the views that list them (by identity), closed when
-    the last view lets go: a reader that moves to a newer generation loads only the
-    segments it lacks, and its memory does not double while it switches."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._held: dict[str, list[Any]] = {}  # identity -> [segment, views holding it]
-
-    def acquire(self, identity: str, load: Callable[[], Segment]) -> Segment:
-        with self._lock:
-            if identity in self._held:
-                self._held[identity][1] += 1
-                return self._held[identity][0]  # type: ignore[no-any-return]
-        segment = load()  # outside the lock: other views go on meanwhile
-        with self._lock:
-            if identity in self._held:  # another thread loaded it meanwhile
-                segment.close()
-                self._held[identity][1] += 1
-                return self._held[identity][0]  # type: ignore[no-any-return]
-            self._held[identity] = [segment, 1]
-            return segment
-
-    def release(self, segment: Segment) -> None:
-        with self._lock:
-            entry = self._held.get(segment.identity)
-            if entry is None or entry[0] is not segment:
-                return
-            entry[1] -= 1
-            if entry[1] == 0:
-                del self._held[segment.identity]
-                segment.close()
 
 
 def _next_name(staging: Staging) -> str:

@@ -17,8 +17,8 @@ from ..base import lexical_texts
 from ..layout import IndexDirectory, Manifest, Staging
 from ..records import SegmentRecord
 from .lexical import LEXICAL_FILE, LexicalIndex
+from .paper_store import STORE_FILE, PaperStore
 from .segment import segment_name
-from .store import STORE_FILE, PaperStore
 from .vectors import index_files
 
 __all__ = ["upgrade_flat"]

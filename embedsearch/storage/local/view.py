@@ -36,7 +36,7 @@ class LocalView(View):
         self._deleted = [deleted for _, deleted in segments]
         self._live = [segment.live(deleted) for segment, deleted in segments]
         #: BM25 over every segment, the statistics those of the live papers.
-        self.lexical_index = LexicalSearch([(s.lexical, live)
+        self.lexical_search = LexicalSearch([(s.lexical, live)
                                             for s, live in zip(self.segments, self._live)])
         self._count = sum(len(s.vectors) - len(d) for s, d in segments)
         self._keys: NDArray[np.int64] | None = None
@@ -183,21 +183,21 @@ class LocalView(View):
     def _lexical_scores(self, text: str) -> NDArray[np.float32]:
         """Every row's score for `text`; remembered, as a query asks for its hits' too."""
         if self._scores is None or self._scores[0] != text:
-            self._scores = (text, self.lexical_index.scores(text))
+            self._scores = (text, self.lexical_search.scores(text))
         return self._scores[1]
 
     def lexical(self, text: str, depth: int, filters: Filters | None,
                 exclude: NDArray[np.int64]) -> Ranked:
         allowed = self._allowed_keys(filters)
         admitted = None if allowed is None else np.concatenate(allowed)
-        return self.lexical_index.top(self._lexical_scores(text), depth, admitted, exclude)
+        return self.lexical_search.top(self._lexical_scores(text), depth, admitted, exclude)
 
     def lexical_scores(self, text: str, keys: NDArray[np.int64]) -> NDArray[np.float32]:
-        return self._lexical_scores(text)[self.lexical_index.rows(keys)]
+        return self._lexical_scores(text)[self.lexical_search.rows(keys)]
 
     @property
     def words(self) -> WordStatistics:
-        return self.lexical_index
+        return self.lexical_search
 
     def check(self) -> list[str]:
         problems = []

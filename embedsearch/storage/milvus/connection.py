@@ -101,11 +101,11 @@ class Connection:
         try:
             return getattr(self.client, method)(*args, **kwargs)
         except MilvusException as exc:
-            target = f" of '{args[0]}'" if args and isinstance(args[0], str) else ""
+            named = f" of '{args[0]}'" if args and isinstance(args[0], str) else ""
             if exc.code == _MISSING_CODE:
-                raise IndexCorruptError(f"the Milvus collection{target.removeprefix(' of')} "
+                raise IndexCorruptError(f"the Milvus collection{named.removeprefix(' of')} "
                                         f"at {self.uri} is missing; rebuild the index") from None
-            raise MilvusError(f"Milvus at {self.uri}: {method}{target} failed: "
+            raise MilvusError(f"Milvus at {self.uri}: {method}{named} failed: "
                               f"{exc.message}") from None
 
     def count(self, name: str, expr: str) -> int:

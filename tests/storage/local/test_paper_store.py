@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from embedsearch.papers import Paper
-from embedsearch.storage.local.store import PaperStore
+from embedsearch.storage.local.paper_store import PaperStore
 
 BOOK = Paper(id="new", abstract="y", doi="10.1000/new", entry_type="book",
              bib_fields=(("edition", "2"), ("publisher", "MIT Press")))
