@@ -33,7 +33,7 @@ def test_map_is_stored_as_a_generation_sharing_the_data(seed_copy: Path) -> None
     engine = SearchEngine.open(seed_copy)
     assert engine.corpus_map() is None
     before = generation_files(seed_copy)
-    segment = IndexDirectory(seed_copy).read_manifest().segments[0]["name"]
+    segment = IndexDirectory(seed_copy).read_manifest().local.segments[0].name
     inodes = {name: (seed_copy / "g000001" / segment / name).stat().st_ino
               for name in DATA_FILES}
     hits_before = [(h.paper.id, h.score) for h in engine.search("visual prompting", k=5)]
