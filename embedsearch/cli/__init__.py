@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import EmbedSearchError, worded
+from .options import say_renamed
 from .parser import build_parser
 
 __all__ = ["main"]
@@ -58,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     _log_to_stderr(quiet=args.quiet)
+    say_renamed(args)
     try:
         status = args.run(args)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has what it wanted

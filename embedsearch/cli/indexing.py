@@ -13,7 +13,7 @@ from ..errors import InputError
 from . import output
 from .context import open_index, progress, say, storage_options
 from .library import add_library_options
-from .options import BACKEND_CHOICES, Declare, add_index, add_reading_checks, add_wait
+from .options import BACKEND_CHOICES, Declare, add_index, add_reading_checks, add_renamed, add_wait
 from .sources import inputs, read_files, write_report
 
 __all__ = ["INPUT_FORMAT_CHOICES", "add", "add_commands", "build", "remove"]
@@ -111,8 +111,12 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
                              ".jsonl, .json (array), .csv, .tsv, .bib, .ris; any of them "
                              ".gz; CSL-JSON, arXiv and OpenAlex records are recognised; "
                              "zotero:[DATA_DIR] reads a Zotero library (or see --zotero)")
-    parser.add_argument("--format", choices=INPUT_FORMAT_CHOICES,
+    # --format names what a command writes (search's export, digest's output); what
+    # build and add read was --format too, which still works, saying so.
+    parser.add_argument("--input-format", choices=INPUT_FORMAT_CHOICES,
                         help="read every INPUT as this format instead of by extension")
+    add_renamed(parser, "--format", "--input-format", dest="input_format",
+                choices=INPUT_FORMAT_CHOICES)
     parser.add_argument("--allow-title-only", action="store_true",
                         help="index bibliography entries that have no abstract on their "
                              "titles (default: skip them, with a warning)")

@@ -9,10 +9,11 @@ file; `parser` only assembles the groups.
 from __future__ import annotations
 
 import argparse
-from typing import Protocol
+import sys
+from typing import Any, Protocol
 
 __all__ = ["BACKEND_CHOICES", "Declare", "add_filters", "add_index", "add_reading_checks",
-           "add_storage_secrets", "add_wait"]
+           "add_renamed", "add_storage_secrets", "add_wait", "say_renamed"]
 
 # Spelled out rather than read from the backend registry: importing that (and numpy with
 # it) would double the cold start of `embedsearch info`. A test holds the two equal.
@@ -27,6 +28,30 @@ class Declare(Protocol):
 
     def __call__(self, name: str, summary: str, *,
                  common: bool = True) -> argparse.ArgumentParser: ...
+
+
+class _Renamed(argparse.Action):
+    """An option's old spelling: it still works, and says once on stderr (after parsing,
+    unless --quiet: see `cli.main`) what it is called now."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str,
+                 **options: Any) -> None:
+        super().__init__(option_strings, dest, **options)
+        self.new = new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        notes = list(getattr(namespace, "renamed", None) or [])
+        notes.append(f"{parser.prog}: {option_string} is deprecated: it is now {self.new} "
+                     "(the old spelling will go in a later version)")
+        namespace.renamed = notes
+
+
+def add_renamed(parser: argparse.ArgumentParser, old: str, new: str, **options: Any) -> None:
+    """Accept `old` as a hidden, deprecated spelling of the option `new` (declared
+    already, with the same `options`: dest, choices, ...)."""
+    parser.add_argument(old, action=_Renamed, new=new, help=argparse.SUPPRESS, **options)
 
 
 def add_wait(parser: argparse.ArgumentParser) -> None:
@@ -79,3 +104,10 @@ def add_reading_checks(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", metavar="FILE",
                         help="write every skipped or title-only entry (file, line, entry, "
                              "reason) to FILE as JSON")
+
+
+def say_renamed(args: argparse.Namespace) -> None:
+    """The deprecation notes of the old spellings used (`add_renamed`), on stderr."""
+    if not getattr(args, "quiet", False):
+        for note in getattr(args, "renamed", None) or ():
+            print(note, file=sys.stderr)

@@ -42,11 +42,11 @@ def inputs(args: argparse.Namespace) -> list[Any]:
 
 
 def read_files(args: argparse.Namespace, files: list[Any], *, title_only: bool) -> Any:
-    """The papers of `files` as --format, --strict say (a `Bibliography`)."""
+    """The papers of `files` as --input-format, --strict say (a `Bibliography`)."""
     from ..readers import read_bibliography
 
-    return read_bibliography(files, getattr(args, "format", None), title_only=title_only,
-                             strict=args.strict)
+    return read_bibliography(files, getattr(args, "input_format", None),
+                             title_only=title_only, strict=args.strict)
 
 
 def write_report(args: argparse.Namespace, *found: Any) -> None:
