@@ -5,8 +5,7 @@ markdown generated from the object the marker names, so the reference cannot dri
 the code:
 
 - `<!-- embedsearch:cli -->`: every command, subcommand and option of `embedsearch`,
-  from the argparse parsers (`embedsearch.cli.parser.build_parser()`, and the parsers of `bench`
-  and `eval`, which `embedsearch.cli` hands the rest of their command line to);
+  from its argparse parser (`embedsearch.cli.parser.build_parser()`);
 - `<!-- embedsearch:http-api -->`: every endpoint, parameter and body of the HTTP API,
   from the FastAPI app's OpenAPI schema. The app is made over a stand-in engine: routes
   only call the engine when a request comes, so no index, model or FAISS is needed.
@@ -137,9 +136,8 @@ def _anchor(title: str) -> str:
     return "-".join(title.split())
 
 
-def _command_tree(title: str, parser: argparse.ArgumentParser, summary: str, level: int,
-                  own_parsers: dict[str, Callable[[], argparse.ArgumentParser]]
-                  ) -> list[str]:
+def _command_tree(title: str, parser: argparse.ArgumentParser, summary: str,
+                  level: int) -> list[str]:
     """The section of the command `title`, then its subcommands', each a heading level
     deeper (`watch`, then `watch add`, `watch list`, `watch remove`), however deep."""
     lines = _command_section(title, parser, summary, level)
@@ -152,22 +150,16 @@ def _command_tree(title: str, parser: argparse.ArgumentParser, summary: str, lev
     # The root's commands stay at its level: each is a page section of its own.
     deeper = level if title == "embedsearch" else level + 1
     for name, sub, text in commands:
-        if name in own_parsers:  # its own parser reads the rest of the line
-            sub = own_parsers[name]()
-        lines += _command_tree(f"{title} {name}", sub, text, deeper, {})
+        lines += _command_tree(f"{title} {name}", sub, text, deeper)
     return lines
 
 
 def cli_markdown() -> str:
     """The reference of every command and subcommand, generated from the parsers."""
-    from embedsearch import benchmark
     from embedsearch.cli.parser import build_parser
-    from embedsearch.evaluation import evaluate as evaluation
 
-    own_parsers: dict[str, Callable[[], argparse.ArgumentParser]] = {
-        "bench": benchmark.parser, "eval": evaluation.parser}
     with _stable_environment():
-        return "\n".join(_command_tree("embedsearch", build_parser(), "", 3, own_parsers))
+        return "\n".join(_command_tree("embedsearch", build_parser(), "", 3))
 
 
 # --- the HTTP API -----------------------------------------------------------------------

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Ranking quality on labelled queries (same as `embedsearch eval`); see --help."""
+"""Ranking quality on labelled queries: `embedsearch eval`, the same command line; see --help."""
 
 from __future__ import annotations
 
 import sys
 
-from embedsearch.evaluation.evaluate import main
+from embedsearch.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(["eval", *sys.argv[1:]]))

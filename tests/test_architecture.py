@@ -133,7 +133,7 @@ def test_every_face_offers_every_recommendation_method() -> None:
     numpy to parse its arguments); they must stay those `recommending` has."""
     from typing import get_args
 
-    from embedsearch.cli.parser import METHOD_CHOICES
+    from embedsearch.cli.searching import METHOD_CHOICES
     from embedsearch.server.schemas import Method
     from embedsearch.similar.recommending import DEFAULT_METHOD, METHODS
 

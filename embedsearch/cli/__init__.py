@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import EmbedSearchError, worded
+from .options import say_renamed
 from .parser import build_parser
 
 __all__ = ["main"]
@@ -54,30 +55,11 @@ def _flag(parameter: str) -> str | None:
     return _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
 
 
-def _delegate(command: str, argv: list[str]) -> int:
-    """Run `bench` or `eval`, with the same one-line errors as every other command (but
-    not `_flag`'s wording: their parsers have flags of their own)."""
-    if command == "bench":
-        from ..benchmark import main as run
-    else:
-        from ..evaluation.evaluate import main as run
-    _log_to_stderr(quiet=False)
-    try:
-        return run(argv)
-    except (EmbedSearchError, OSError) as exc:
-        if "--debug" in argv:
-            raise
-        print(f"embedsearch: error: {exc}", file=sys.stderr)
-        return 1
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] in (["bench"], ["eval"]):  # each has its own parser (and scripts/ entry)
-        return _delegate(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     _log_to_stderr(quiet=args.quiet)
+    say_renamed(args)
     try:
         status = args.run(args)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has what it wanted

@@ -11,15 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
 
-from .commands import open_index
+from .context import open_index
+from .options import Declare, add_index
 
 __all__ = ["add_commands", "mcp"]
-
-Command = Callable[..., argparse.ArgumentParser]
-Adder = Callable[[argparse.ArgumentParser], None]
 
 #: `integrations.mcp.MAX_CHARS`, spelt out so that `--help` does not import the SDK; a
 #: test holds the two equal.
@@ -42,8 +40,8 @@ Needs pip install "embedsearch[mcp]". A one-shot check that it answers:
 """
 
 
-def add_commands(command: Command, add_index: Adder) -> None:
-    """Declare `mcp` with the parser's `command` helper."""
+def add_commands(command: Declare) -> None:
+    """Declare `mcp`."""
     serving = command("mcp", "Serve the index's tools to an AI assistant (MCP over stdio).")
     serving.epilog = _EPILOG
     serving.formatter_class = argparse.RawDescriptionHelpFormatter

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 
 from ..errors import InputError
-from .commands import open_index, progress, say
+from .context import open_index, progress, say
+from .options import Declare, add_index, add_wait
 from .sources import library
 
 __all__ = ["add_commands", "add_library_options", "sync"]
-
-Command = Callable[..., argparse.ArgumentParser]
-Adder = Callable[[argparse.ArgumentParser], None]
 
 
 def add_library_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
@@ -37,8 +34,8 @@ def add_library_options(parser: argparse.ArgumentParser, *, required: bool = Fal
                         help="with --zotero: this group library instead of My Library")
 
 
-def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
-    """Declare sync with the parser's `command` helper."""
+def add_commands(command: Declare) -> None:
+    """Declare sync."""
     syncing = command("sync", "Bring an index in step with a Zotero library: add new "
                               "items, update changed ones, remove deleted and trashed ones.")
     add_library_options(syncing, required=True)

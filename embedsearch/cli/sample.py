@@ -8,22 +8,21 @@ import argparse
 import io
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import InputError
-from .commands import say
+from .context import say
+from .options import Declare
 
 __all__ = ["SUFFIXES", "add_commands", "sample"]
 
-Command = Callable[..., argparse.ArgumentParser]
 #: The file extensions written (`exporting.EXPORT_FORMATS`' suffixes; a test holds them).
 SUFFIXES = (".jsonl", ".csv", ".bib", ".ris", ".json")
 _RANGE = re.compile(r"^\s*(\d+)?\s*-\s*(\d+)?\s*$|^\s*(\d+)\s*$")
 
 
-def add_commands(command: Command) -> None:
-    """Declare sample with the parser's `command` helper."""
+def add_commands(command: Declare) -> None:
+    """Declare sample."""
     sampling = command("sample", "Write the bundled sample (38 ICLR 2025 papers) to a file.")
     sampling.add_argument("file", metavar="FILE",
                           help="where to write it, as its extension says: .jsonl (JSON "

@@ -1,13 +1,16 @@
-"""What build, add and sync read: INPUT files and the --zotero library they name."""
+"""What build, add, sync, `similar --from` and `watch add` read: INPUT files and the
+--zotero library they name, and the --report of what was skipped."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["inputs", "library"]
+__all__ = ["inputs", "library", "read_files", "write_report"]
 
 #: Each ZoteroLibrary selector and the option that gives it.
 _SELECTORS = {"collection": "--collection", "tag": "--tag", "group": "--group-library"}
@@ -36,3 +39,20 @@ def inputs(args: argparse.Namespace) -> list[Any]:
     if not found:
         raise InputError("give the papers to read: INPUT files, or --zotero [DATA_DIR]")
     return found
+
+
+def read_files(args: argparse.Namespace, files: list[Any], *, title_only: bool) -> Any:
+    """The papers of `files` as --input-format, --strict say (a `Bibliography`)."""
+    from ..readers import read_bibliography
+
+    return read_bibliography(files, getattr(args, "input_format", None),
+                             title_only=title_only, strict=args.strict)
+
+
+def write_report(args: argparse.Namespace, *found: Any) -> None:
+    """--report FILE: every skipped and title-only entry of what was read, as JSON."""
+    if args.report:
+        from ..fs import write_atomic
+
+        entries = [entry for bibliography in found for entry in bibliography.report()]
+        write_atomic(Path(args.report), json.dumps(entries, indent=2, ensure_ascii=False))

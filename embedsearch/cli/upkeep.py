@@ -1,4 +1,5 @@
-"""The commands that operate an index: check, backup, restore, upgrade.
+"""The commands that operate an index: check, backup, restore, upgrade, compact, and
+cache (the embedding cache every index's encoding shares).
 
 Their arguments are declared here too (`add_commands`, called by the parser), so that
 everything an operator runs from cron or by hand is read in one place.
@@ -8,20 +9,17 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from pathlib import Path
 
-from .commands import index_path, say, storage_options
+from .context import index_path, say, storage_options
+from .options import Declare, add_index, add_wait
 from .output import counted
 
-__all__ = ["add_commands", "backup", "check", "restore", "upgrade"]
-
-Command = Callable[..., argparse.ArgumentParser]
-Adder = Callable[[argparse.ArgumentParser], None]
+__all__ = ["add_commands", "backup", "cache", "check", "compact", "restore", "upgrade"]
 
 
-def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
-    """Declare check, backup, restore, upgrade and compact with the parser's `command`
-    helper."""
+def add_commands(command: Declare) -> None:
+    """Declare check, backup, restore, upgrade, compact and cache."""
     from ..index.checking import DRIFT_SAMPLE, drift_threshold
 
     checking = command("check", "Check an index is whole; exit 1 listing each problem.")
@@ -65,6 +63,14 @@ def add_commands(command: Command, add_index: Adder, add_wait: Adder) -> None:
     add_index(packing)
     add_wait(packing)
     packing.set_defaults(run=compact)
+
+    caching = command("cache", "Show, prune or clear the embedding cache.")
+    caching.add_argument("action", nargs="?", choices=("info", "prune", "clear"),
+                         default="info")
+    caching.add_argument("--max-mb", type=float, default=1024,
+                         help="with prune: keep the most recently used vectors within this "
+                              "size")
+    caching.set_defaults(run=cache)
 
 
 def check(args: argparse.Namespace) -> int:
@@ -140,3 +146,18 @@ def upgrade(args: argparse.Namespace) -> None:
         say(args, f"{index_path(args)} is already in this version's format.")
     for change in changes:
         say(args, f"Upgraded: {change}")
+
+
+def cache(args: argparse.Namespace) -> None:
+    from ..encoding import EmbeddingCache, default_cache_dir
+
+    root = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    vectors = EmbeddingCache(root)
+    if args.action == "clear":
+        say(args, f"Removed {counted(vectors.clear(), 'cached vector')} from {vectors.path}.")
+    elif args.action == "prune":
+        removed = vectors.prune(int(args.max_mb * 1e6))
+        say(args, f"Removed {counted(removed, 'vector')} (least recently used) from "
+                  f"{vectors.path}.")
+    stats = vectors.stats()
+    print(f"{stats.vectors} vectors, {stats.bytes / 1e6:.1f} MB in {stats.path}")

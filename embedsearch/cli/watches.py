@@ -6,21 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from .commands import open_index, say
+from .context import filters_of, open_index, say
+from .options import Declare, add_filters, add_index
+from .sources import read_files
 
 if TYPE_CHECKING:
     from ..watches.saved import Watch
 
 __all__ = ["WATCH_K", "add_commands", "digest", "watch"]
-
-Command = Callable[..., argparse.ArgumentParser]
-Adder = Callable[[argparse.ArgumentParser], None]
-#: Adds -k, with the given default, and the filters.
-FiltersAdder = Callable[[argparse.ArgumentParser, int], None]
 
 _DIGEST_FORMATS = ("text", "json", "atom", "html")
 #: `watching.WATCH_K`, spelled out: importing `watching` (numpy with it) would slow the
@@ -28,8 +24,8 @@ _DIGEST_FORMATS = ("text", "json", "atom", "html")
 WATCH_K = 20
 
 
-def add_commands(command: Command, add_index: Adder, add_filters: FiltersAdder) -> None:
-    """Declare watch and digest with the parser's `command` helper."""
+def add_commands(command: Declare) -> None:
+    """Declare watch and digest."""
     watching = command("watch", "Save a search (a query or a library) for digests.")
     actions = watching.add_subparsers(dest="action", metavar="ACTION", required=True)
     adding = actions.add_parser("add", help="Save a query, or --from a library's papers.",
@@ -127,7 +123,6 @@ def _list(args: argparse.Namespace, kept: list[Watch]) -> None:
 
 def _new_watch(args: argparse.Namespace) -> Watch:
     from ..watches.saved import Watch
-    from .commands import filters_of, read_files
 
     if bool(args.query) == bool(args.from_files):
         raise InputError("give the watch a QUERY or --from FILE (one of them)")

@@ -19,17 +19,13 @@ from numpy.typing import NDArray
 from ..errors import InputError
 from ..papers import Paper
 from ..readers import read_papers
+from .options import default_dev_dir
 
 __all__ = ["DevSet", "Query", "default_dev_dir", "load_queries"]
 
 _PAPERS = "papers.jsonl.gz"
 _QUERIES = "queries.jsonl"
 _VECTORS = "minilm_title_abstract_f16.npy"
-
-
-def default_dev_dir() -> Path:
-    """$EMBEDSEARCH_DEV_DATA, else ../shared/data/papers from the working directory."""
-    return Path(os.environ.get("EMBEDSEARCH_DEV_DATA", "../shared/data/papers"))
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,6 @@
-"""`embedsearch eval` / scripts/evaluate.py: ranking quality, per model, side by side.
-
-With `--queries FILE` the labelled queries are scored; without, the corpus makes its
-own (`self_supervised`): a sample of papers' titles, each looking for its own
-paper in an index built from abstracts alone. That needs no labels, so it can compare
-models on one's own papers; it measures how well a model ties a short, dense statement
-of a topic to the abstract that develops it, and says nothing of queries unlike titles
-(a keyword, a question) or of papers other than the one that was titled.
-
-Each task is scored against the index its definition calls for: `title` queries (a
-paper's title) against an index of abstracts only; `tldr` queries (the author's one-line
-summary) against title + abstract, with keywords in the lexical index; `keyword` queries
-(an author keyword; relevant = every paper tagged with it) against title + abstract with
-the keywords left out, as they are the labels themselves (indexing them turns the task
-into matching the tag: lexical nDCG@10 0.03 -> 0.64 on the dev data).
-
-Indexes are kept under the work folder, keyed by the corpus file, the limit and the
-configuration, and vectors come from the embedding cache, so a second run encodes
-nothing. Besides each mode, two baselines are scored side by side: plain BM25 (words
-only) and the naive fusion (BM25 and dense scores min-max scaled, 50/50). With
-`--milvus URI` the indexes keep their data in Milvus (one collection per task) and the
-three modes are scored there; the baselines read local BM25 arrays and are left out.
-"""
+"""`embedsearch eval` / scripts/evaluate.py: each task's index built, every mode and the
+two baselines scored, models side by side. What is scored, and the command's options,
+are `options`'."""
 
 from __future__ import annotations
 
@@ -32,7 +12,6 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,28 +25,12 @@ from ..storage import IndexOptions, Target, View, parse_target
 from ..storage.local import LocalView
 from .devset import Query, load_queries
 from .metrics import METRICS
+from .options import SAMPLE, TASKS, Task
 
-__all__ = ["TASKS", "evaluate", "main", "self_supervised"]
+__all__ = ["evaluate", "run", "self_supervised"]
 
-#: Papers whose titles become queries when no labelled queries are given.
-SAMPLE = 500
 #: Abstracts encoded (cache off) to time each model.
 _RATE_TEXTS = 256
-
-
-@dataclass(frozen=True)
-class Task:
-    """How one task's index is built: embedded and lexical fields."""
-
-    fields: tuple[str, ...]
-    lexical_fields: tuple[str, ...]
-
-
-TASKS = {
-    "title": Task(("abstract",), ("abstract",)),
-    "tldr": Task(("title", "abstract"), ("title", "abstract", "keywords")),
-    "keyword": Task(("title", "abstract"), ("title", "abstract")),
-}
 SYSTEMS = ("lexical", "dense", "hybrid", "bm25 words only", "naive fusion")
 
 
@@ -237,46 +200,13 @@ def _print(rows: Sequence[dict[str, Any]], papers: int | str, labelled: bool) ->
         print("  ".join(cells))
 
 
-def parser(prog: str = "embedsearch eval") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--corpus", type=Path, nargs="+", required=True, metavar="FILE",
-                   help="papers files in any input format, e.g. "
-                        "../shared/data/papers/papers.jsonl.gz")
-    p.add_argument("--queries", type=Path,
-                   help="labelled queries (JSON lines: qid, task, query, relevant); without "
-                        "them, a sample of the corpus's titles each looks for its own paper "
-                        "in an index of abstracts (self-supervised)")
-    p.add_argument("--model", action="append", dest="models", metavar="MODEL",
-                   help="a sentence-transformers model name or local path to score "
-                        "(repeat to compare several side by side; default: the bundled "
-                        "all-MiniLM-L6-v2)")
-    p.add_argument("--sample", type=int, default=SAMPLE,
-                   help="without --queries: titles drawn as queries (default %(default)s)")
-    p.add_argument("--limit", type=int, help="only the first N papers, and the queries "
-                                             "whose relevant papers are all among them")
-    p.add_argument("--tasks", default=",".join(TASKS), help="comma-separated subset of "
-                                                            + ", ".join(TASKS))
-    p.add_argument("--work", type=Path, default=Path("indexes") / "eval",
-                   help="where the evaluation's indexes are kept (default: %(default)s)")
-    p.add_argument("--backend", default="auto", help="encoder backend (default: auto)")
-    p.add_argument("--milvus", metavar="URI", help="keep the indexes' data in Milvus (a "
-                                                   "Lite file or a server) and score the "
-                                                   "three modes there")
-    p.add_argument("--json", action="store_true", help="one JSON object per row instead")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """`embedsearch eval` with its parsed options (`options.add_arguments`): the table,
+    or a JSON object per row."""
     started = time.perf_counter()
-    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    unknown = [t for t in tasks if t not in TASKS]
-    if unknown:
-        parser().error(f"--tasks: unknown {', '.join(unknown)} (known: {', '.join(TASKS)})")
-    rows = evaluate(args.corpus, args.queries, limit=args.limit, work=args.work, tasks=tasks,
-                    backend=args.backend, progress=sys.stderr.isatty(), milvus=args.milvus,
-                    models=args.models or [None], sample=args.sample)
+    rows = evaluate(args.corpus, args.queries, limit=args.limit, work=args.work,
+                    tasks=args.tasks, backend=args.backend, progress=sys.stderr.isatty(),
+                    milvus=args.milvus, models=args.models or [None], sample=args.sample)
     if args.json:
         for row in rows:
             print(json.dumps(row))

@@ -2,7 +2,8 @@
 
 They are pydantic models so that FastAPI validates requests (a bad parameter is a 422
 naming it) and publishes them in the OpenAPI schema. A hit has the fields of one line
-of `embedsearch search --json`, in the same order: both are `results.HIT_COLUMNS`.
+of `embedsearch search --json`, in the same order: both are `results.HIT_COLUMNS`. The
+saved searches' shapes are `watches`', beside their routes.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ __all__ = [
     "BatchSearchIn",
     "BatchSearchOut",
     "Cluster",
-    "DigestHitOut",
-    "DigestOut",
-    "DigestSectionOut",
     "ErrorOut",
     "ExportIn",
     "ExportPaperIn",
@@ -37,7 +35,6 @@ __all__ = [
     "SearchOut",
     "SimilarOut",
     "SimilarPapersIn",
-    "WatchOut",
     "WriteOut",
 ]
 
@@ -201,47 +198,6 @@ class SimilarOut(BaseModel):
     k: int
     filters: FiltersOut
     hits: list[HitOut]
-
-
-class WatchOut(BaseModel):
-    """A saved search: a query, or a library of `papers` (counted here)."""
-
-    name: str
-    kind: Literal["query", "library"]
-    query: str
-    papers: int
-    filters: FiltersOut
-    k: int
-    min_similarity: float | None
-    #: The least similarity its digests list: `min_similarity`, else its kind's default.
-    floor: float
-    source: str
-    created: str
-    last_digest: str
-
-
-class DigestHitOut(HitOut):
-    #: When the index received the paper (UTC, ISO 8601).
-    added: str
-
-
-class DigestSectionOut(BaseModel):
-    watch: str
-    looks_for: str
-    #: Where this watch's window starts (UTC, ISO 8601): the digest's `since`, or the
-    #: watch's last digest read on the command line ('' for the index's first paper).
-    since: str
-    #: The least score listed (the floor compares `score`, the number hits are ordered by).
-    floor: float
-    #: How many papers the index received in the window that pass the watch's filters.
-    arrived: int
-    hits: list[DigestHitOut]
-
-
-class DigestOut(BaseModel):
-    since: str
-    until: str
-    watches: list[DigestSectionOut]
 
 
 class HealthOut(BaseModel):

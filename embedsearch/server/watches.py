@@ -1,4 +1,5 @@
-"""The saved searches over HTTP: GET /watches, GET /digest and GET /feeds/NAME.atom.
+"""The saved searches over HTTP: GET /watches, GET /digest and GET /feeds/NAME.atom, with
+the shapes of their answers (`WatchOut`, `DigestOut`).
 
 All three read: the watches are made with `embedsearch watch add` (or
 `engine.watches.add`) and are the index's, so the server sees what the command line
@@ -8,9 +9,10 @@ command line's `--since-last`, and a page or a feed reader keeps its own place.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel
 
 from ..engine import SearchEngine
 from ..errors import QueryError
@@ -18,13 +20,57 @@ from ..text.dates import parse_since
 from ..watches.digests import digest
 from ..watches.feeds import atom_feed, index_name, watch_summary
 from .apierror import ApiError
-from .schemas import DigestOut, ErrorOut, WatchOut
+from .schemas import ErrorOut, FiltersOut, HitOut
 
-__all__ = ["FEED_WINDOW", "watch_routes"]
+__all__ = ["FEED_WINDOW", "DigestHitOut", "DigestOut", "DigestSectionOut", "WatchOut",
+           "watch_routes"]
 
 #: What a feed lists: the papers of the last 30 days (entries keep their ids, so a feed
 #: reader shows each paper once however often it polls).
 FEED_WINDOW = "30d"
+
+
+class WatchOut(BaseModel):
+    """A saved search: a query, or a library of `papers` (counted here)."""
+
+    name: str
+    kind: Literal["query", "library"]
+    query: str
+    papers: int
+    filters: FiltersOut
+    k: int
+    min_similarity: float | None
+    #: The least similarity its digests list: `min_similarity`, else its kind's default.
+    floor: float
+    source: str
+    created: str
+    last_digest: str
+
+
+class DigestHitOut(HitOut):
+    #: When the index received the paper (UTC, ISO 8601).
+    added: str
+
+
+class DigestSectionOut(BaseModel):
+    watch: str
+    looks_for: str
+    #: Where this watch's window starts (UTC, ISO 8601): the digest's `since`, or the
+    #: watch's last digest read on the command line ('' for the index's first paper).
+    since: str
+    #: The least score listed (the floor compares `score`, the number hits are ordered by).
+    floor: float
+    #: How many papers the index received in the window that pass the watch's filters.
+    arrived: int
+    hits: list[DigestHitOut]
+
+
+class DigestOut(BaseModel):
+    since: str
+    until: str
+    watches: list[DigestSectionOut]
+
+
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut},
                                                422: {"model": ErrorOut}}
 Since = Annotated[str | None, Query(max_length=40, description=(

@@ -100,7 +100,7 @@ def test_backends_agree_with_the_reference_embeddings(backend: str) -> None:
 
 
 def test_the_command_line_offers_every_registered_backend() -> None:
-    from embedsearch.cli.parser import BACKEND_CHOICES
+    from embedsearch.cli.options import BACKEND_CHOICES
     from embedsearch.encoding import backend_names
 
     assert set(BACKEND_CHOICES) == {*backend_names(), "auto"}

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from embedsearch import InputError, read_papers
-from embedsearch.cli.parser import FORMAT_CHOICES
+from embedsearch.cli.indexing import INPUT_FORMAT_CHOICES
 from embedsearch.readers import formats
 from embedsearch.readers.bibtex import bibtex_record
 
@@ -144,7 +144,7 @@ HINT = " (--allow-title-only indexes entries on their titles)"
 
 
 def test_the_command_line_offers_every_registered_format() -> None:
-    assert set(FORMAT_CHOICES) == set(formats())
+    assert set(INPUT_FORMAT_CHOICES) == set(formats())
 
 
 # -- BibTeX ----------------------------------------------------------------------------------
