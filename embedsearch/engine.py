@@ -30,7 +30,7 @@ from .search.retrieval import Retriever, check_k, check_mode, check_query
 from .similar.examples import like_keys, like_papers, match_keys, query_requests
 from .similar.recommending import DEFAULT_METHOD
 from .storage import Target, View
-from .storage.layout import DEFAULT_WAIT, IndexDirectory
+from .storage.directory import DEFAULT_WAIT, IndexDirectory
 from .storage.records import ModelRecord
 
 __all__ = ["SearchEngine"]

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from embedsearch import SearchEngine, ZoteroLibrary, read_papers  # noqa: E402
 from embedsearch.evaluation.devset import DevSet, default_dev_dir  # noqa: E402
-from embedsearch.storage.layout import IndexDirectory  # noqa: E402
+from embedsearch.storage.directory import IndexDirectory  # noqa: E402
 from tests.zotero_library import ZoteroWriter  # noqa: E402
 
 

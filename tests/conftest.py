@@ -30,7 +30,7 @@ from embedsearch.cli import main
 from embedsearch.encoding import missing_runtimes
 from embedsearch.papers import Paper
 from embedsearch.readers import read_papers
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from embedsearch.storage.local.paper_store import STORE_FILE, PaperStore
 from embedsearch.storage.local.segment import deletions_of
 

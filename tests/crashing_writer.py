@@ -46,7 +46,7 @@ def _install(point: str) -> None:
     elif point == "while-encoding":
         encoder.Encoder.encode_documents = _die  # type: ignore[method-assign]
     elif point == "while-writing-segment":  # records and vectors written, postings not
-        lexical.LexicalIndex.save = _die  # type: ignore[method-assign]
+        lexical.Postings.save = _die  # type: ignore[method-assign]
     elif point == "while-linking":  # the new segment written, one old file shared
         layout.os.link = _after(1, layout.os.link)  # type: ignore[attr-defined]
     elif point == "while-deleting":  # a segment's new deletions file half written

@@ -213,8 +213,8 @@ def _backend(args: argparse.Namespace) -> str:
 
 def build(args: argparse.Namespace) -> None:
     from ..engine import SearchEngine
-    from ..storage.layout import IndexDirectory
     from ..storage import IndexOptions
+    from ..storage.directory import IndexDirectory
 
     fields = [name.strip() for name in args.fields.split(",") if name.strip()]
     lexical = [name.strip() for name in args.lexical_fields.split(",") if name.strip()]

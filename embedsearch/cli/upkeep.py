@@ -76,7 +76,7 @@ def add_commands(command: Declare) -> None:
 def check(args: argparse.Namespace) -> int:
     from ..engine import SearchEngine
     from ..index.checking import CheckReport
-    from ..storage.layout import IndexDirectory
+    from ..storage.directory import IndexDirectory
 
     directory = IndexDirectory(index_path(args))
     damaged = directory.file_problems(directory.read_manifest())

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from ..papers import Paper
 from ..storage import View
-from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, newest_generation
+from ..storage.directory import DEFAULT_WAIT, IndexDirectory, Manifest, newest_generation
 from .projection import MAP_FILE, CorpusMap, compute_map, current_map, label_text, save_map
 
 __all__ = ["MapShelf", "attach_map", "map_of_snapshot"]

@@ -30,7 +30,7 @@ from ..encoding import index_encoder
 from ..errors import EmbedSearchError
 from ..papers import embedding_text
 from ..storage import Storage, Update, View
-from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
+from ..storage.directory import DEFAULT_WAIT, IndexDirectory, Manifest, Staging
 
 __all__ = ["DRIFT_COSINE", "DRIFT_SAMPLE", "CheckReport", "Drift", "check_index",
            "drift_threshold"]

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..storage.layout import IndexDirectory, Manifest
+from ..storage.directory import IndexDirectory, Manifest
 
 __all__ = ["IndexInfo", "describe", "index_info"]
 

@@ -3,7 +3,7 @@
 Before each call it checks (one stat of the manifest) whether another process published
 a newer generation and, if so, switches to it between calls, so a server sees a cron
 job's `add` without a restart and no result mixes two generations. Writes take the
-index's writers' lock (see `layout`), hand the newest generation to its storage, and
+index's writers' lock (see `directory`), hand the newest generation to its storage, and
 serve what the storage published. It is the only place that opens views, and opens one
 only when something is read: a process that only writes (`embedsearch add`) never
 loads the index it extends.
@@ -25,7 +25,7 @@ from ..encoding import Prompts
 from ..errors import IndexIncompatibleError, PaperNotFoundError
 from ..papers import Paper
 from ..storage import Storage, Update, View, storage_class, storage_kind
-from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest, Staging, newest_generation
+from ..storage.directory import DEFAULT_WAIT, IndexDirectory, Manifest, Staging, newest_generation
 
 __all__ = ["LiveIndex", "Update", "check_same_encoding", "known_keys"]
 

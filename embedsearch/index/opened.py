@@ -26,7 +26,7 @@ from ..readers import read_papers
 from ..readers.records import papers_from_records
 from ..storage import View
 from ..storage.backup import backup_index
-from ..storage.layout import DEFAULT_WAIT, IndexDirectory
+from ..storage.directory import DEFAULT_WAIT, IndexDirectory
 from ..watches.saved import WatchList
 from .checking import DRIFT_SAMPLE, CheckReport, check_index
 from .info import IndexInfo, describe

@@ -25,23 +25,14 @@ from numpy.typing import NDArray
 
 from ..encoding import Encoder, Executor
 from ..papers import Paper, embedding_text
+from ..readers.base import SourceState
 from ..storage import View
-from ..storage.layout import DEFAULT_WAIT
+from ..storage.directory import DEFAULT_WAIT
 from .live import LiveIndex
 from .writing import encode_papers
 
 __all__ = ["SourceState", "SyncPlan", "SyncReport", "SyncSource", "plan_sync", "same",
            "stored_vectors", "sync_index"]
-
-
-@dataclass(frozen=True)
-class SourceState:
-    """A source as it is now: its papers without what is costly to read, which of the
-    index's papers are its own, and how to complete papers about to be written."""
-
-    papers: list[Paper]
-    owns: Callable[[str], bool]
-    complete: Callable[[Sequence[Paper]], list[Paper]] = list
 
 
 class SyncSource(Protocol):

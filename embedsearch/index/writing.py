@@ -19,7 +19,7 @@ from ..encoding import Encoder, Executor
 from ..errors import EmbedSearchError, InputError
 from ..papers import TEXT_FIELDS, Paper, embedding_text
 from ..storage import DEFAULT_LEXICAL_FIELDS, IndexOptions, Target, parse_target, storage_class
-from ..storage.layout import DEFAULT_WAIT, IndexDirectory, Manifest
+from ..storage.directory import DEFAULT_WAIT, IndexDirectory, Manifest
 from ..storage.records import ModelRecord, PromptsRecord, StorageRecord, TextRecord
 from .live import LiveIndex
 

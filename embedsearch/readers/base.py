@@ -13,7 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +25,7 @@ __all__ = [
     "Located",
     "ReadFunc",
     "Skipped",
+    "SourceState",
     "compressed",
     "format_for",
     "formats",
@@ -208,3 +209,14 @@ def load_json(text: str, path: Path, line: int | None = None, extra_data_hint: s
                          path=path, line=line) from None
     except ValueError as exc:  # an integer of more than 4300 digits
         raise InputError(f"malformed JSON: {exc}".split(";")[0], path=path, line=line) from None
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """A source an index mirrors (a Zotero library), as it is now: its papers without
+    what is costly to read, which of the index's papers are its own, and how to
+    complete papers about to be written (`index.syncing` plans a sync from it)."""
+
+    papers: list[Paper]
+    owns: Callable[[str], bool]
+    complete: Callable[[Sequence[Paper]], list[Paper]] = list

@@ -72,7 +72,7 @@ def _boilerplate_stems() -> frozenset[str]:
 
 
 def _common_idf(papers: int) -> float:
-    """The BM25 idf (Lucene's, as `LexicalIndex.idf`) of a word in the most papers the
+    """The BM25 idf (Lucene's, as `Postings.idf`) of a word in the most papers the
     frequency rule allows: a word of lower idf is too common to be evidence."""
     df = max(MIN_COMMON, MAX_SHARED_DF * papers)
     return math.log1p(max(papers - df + 0.5, 0.0) / (df + 0.5))

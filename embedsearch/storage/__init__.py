@@ -1,6 +1,6 @@
 """Where an index's vectors, words and papers live: local files, or a Milvus collection.
 
-`Storage` and `View` are the interface (`base`); `layout` is the index directory every
+`Storage` and `View` are the interface (`base`); `directory` is the index directory every
 storage keeps (manifests, generations, leases, the writers' lock); `exact` is the
 exact search every storage falls back on and is tested against. Each storage kind is one
 folder providing a `StorageKind` named `STORAGE`, listed once in `STORAGE_KINDS` below:

@@ -27,7 +27,7 @@ from pathlib import Path
 from ..errors import ConfigurationError, IndexCorruptError
 from ..fs import write_atomic
 from .base import storage_kind
-from .layout import DEFAULT_WAIT, SIDE_FILES, IndexDirectory, Manifest
+from .directory import DEFAULT_WAIT, SIDE_FILES, IndexDirectory, Manifest
 
 __all__ = ["backup_index", "restore_index"]
 

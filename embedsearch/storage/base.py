@@ -1,6 +1,6 @@
 """The `Storage` interface: where the vectors, words and papers of an index live.
 
-An index is a directory of manifests (see `layout`): each generation's manifest names
+An index is a directory of manifests (see `directory`): each generation's manifest names
 the model and fields it was built with and, in `manifest.storage`, where its data lives:
 files beside the manifest (`local`, the default) or a Milvus collection (`milvus`). The
 engine, retrieval, CLI and server read an index only through a `View` (one state, open
@@ -28,8 +28,8 @@ from ..errors import ConfigurationError, PaperNotFoundError
 from ..filters import Filters
 from ..papers import DEFAULT_FIELDS, Paper, embedding_text
 from ..text.words import WordStatistics
+from .directory import IndexDirectory, Lease, Manifest, Staging
 from .exact import Ranked
-from .layout import IndexDirectory, Lease, Manifest, Staging
 from .records import StorageRecord
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "Ranked", "Storage", "StorageKind", "Target",
@@ -169,7 +169,7 @@ class View(ABC):
     @abstractmethod
     def check(self) -> list[str]:
         """What is wrong with this generation's data beyond its files' checksums (which
-        `layout` checks): its parts disagree on which papers it holds, or with the
+        `directory` checks): its parts disagree on which papers it holds, or with the
         manifest's count; a damaged database. One line a problem; [] when whole."""
 
     @abstractmethod

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from . import storage_class
 from .base import storage_kind
-from .layout import DEFAULT_WAIT, IndexDirectory
+from .directory import DEFAULT_WAIT, IndexDirectory
 from .manifest import MANIFEST, missing_records
 
 __all__ = ["upgrade_index"]

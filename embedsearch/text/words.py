@@ -117,7 +117,7 @@ class Tokenizer:
 
 class WordStatistics(Protocol):
     """What evidence needs of an index's words: the tokenizer and how rare each stem is.
-    A `LexicalIndex` is one; an index whose postings live elsewhere (Milvus) keeps only
+    A `Postings` is one; an index whose postings live elsewhere (Milvus) keeps only
     these counts."""
 
     @property
@@ -176,7 +176,7 @@ class WordCounts(Tokenized):
     """How many papers each word stem occurs in, and how many papers there are: what
     evidence needs of an index whose BM25 is computed elsewhere (a Milvus collection).
 
-    The stems are those `LexicalIndex` counts (`Tokenizer.words`), kept as sorted 64-bit
+    The stems are those `Postings` counts (`Tokenizer.words`), kept as sorted 64-bit
     hashes with their document frequencies, so `idf` weighs a word exactly as a local
     index of the same papers would. Satisfies `WordStatistics`.
     """
@@ -222,7 +222,7 @@ class WordCounts(Tokenized):
         self._papers = max(self._papers - papers, 0)
 
     def idf(self, words: Sequence[str]) -> dict[str, float]:
-        """BM25 idf of each (stemmed) word, as `LexicalIndex.idf` weighs it."""
+        """BM25 idf of each (stemmed) word, as `Postings.idf` weighs it."""
         values = bm25_idf(self._papers, self._terms, self._df, self.tokenizer.hashes(words))
         return dict(zip(words, (float(v) for v in values)))
 

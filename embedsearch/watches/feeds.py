@@ -12,17 +12,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
-from ..index.info import IndexInfo
 from ..papers import Paper
 from ..search.results import Hit
 from ..text.dates import moment_in_words, span_in_words
 from .digests import Digest, DigestSection, similarity_floor
 from .saved import Watch
 
-__all__ = ["atom_feed", "cosine_text", "count_text", "digest_days", "digest_heading",
+__all__ = ["Described", "atom_feed", "cosine_text", "count_text", "digest_days", "digest_heading",
            "digest_text", "floor_text", "index_name", "paper_link", "received_text",
            "watch_details", "watch_summary", "window_start"]
 
@@ -50,7 +49,18 @@ def paper_link(paper: Paper, page_url: str = "") -> str:
     return f"{page_url.rstrip('/')}/#/paper/{quote(paper.id, safe='')}" if page_url else ""
 
 
-def index_name(info: IndexInfo) -> str:
+class Described(Protocol):
+    """What a feed's id reads of an index's description (`IndexInfo` is one): a
+    protocol, so that watches sit below the index they are kept with."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def created(self) -> str: ...
+
+
+def index_name(info: Described) -> str:
     """A stable name of an index for its feeds' ids: its folder's name and when it was
     built (not its path, which a server does not disclose and a move changes)."""
     return f"{Path(info.path).name}@{info.created}"

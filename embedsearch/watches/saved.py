@@ -26,7 +26,7 @@ from ..fs import exclusive_lock, write_atomic
 from ..papers import Paper
 from ..readers.records import papers_from_records
 from ..search.retrieval import check_query
-from ..storage.layout import SIDE_FILES
+from ..storage.directory import SIDE_FILES
 from ..text.dates import now
 
 __all__ = ["DESCRIBED_CHARS", "WATCHES_FILE", "WATCH_K", "Watch", "WatchList"]

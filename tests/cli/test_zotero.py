@@ -10,7 +10,7 @@ import numpy as np
 
 from embedsearch import SearchEngine
 from embedsearch.readers import read_papers
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from tests.conftest import SEED_COUNT, CliResult, ids_on_disk
 from tests.zotero_library import ZoteroWriter
 

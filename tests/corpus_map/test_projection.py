@@ -16,7 +16,7 @@ from embedsearch import IndexCorruptError, SearchEngine
 from embedsearch.bundled import sample_abstracts
 from embedsearch.corpus_map.attached import attach_map
 from embedsearch.corpus_map.projection import MAP_FILE, UMAP_MIN_PAPERS, compute_map, load_map
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from embedsearch.text.words import label_words
 from tests.conftest import CliResult, contents, dev_records, dev_vectors, needs_dev_data, snapshot
 

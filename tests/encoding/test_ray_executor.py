@@ -23,7 +23,7 @@ from embedsearch.errors import ModelError
 from embedsearch.index.writing import build_index
 from embedsearch.papers import embedding_text
 from embedsearch.readers import read_papers
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from tests.conftest import REPO, CliResult, contents, snapshot
 
 try:

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from embedsearch import SearchEngine
-from embedsearch.storage.layout import IndexDirectory
-from embedsearch.storage.local.lexical import LexicalIndex
+from embedsearch.storage.directory import IndexDirectory
+from embedsearch.storage.local.lexical import Postings
 from embedsearch.storage.local.paper_store import STORE_FILE
 from embedsearch.storage.local.vectors import create_index, load_index
 from embedsearch.storage.records import SegmentRecord
@@ -55,8 +55,8 @@ def test_a_flipped_byte_in_each_file_is_found(seed_copy: Path, cli: Cli, name: s
 
 def test_a_paper_missing_from_the_lexical_index_is_found(seed_copy: Path, cli: Cli) -> None:
     def drop_one(segment: SegmentRecord, folder: Path) -> None:
-        lexical = LexicalIndex.load(folder)
-        kept = LexicalIndex.merged([(lexical, np.arange(len(lexical)) > 0)])
+        lexical = Postings.load(folder)
+        kept = Postings.merged([(lexical, np.arange(len(lexical)) > 0)])
         _replace_file(folder, "lexical.npz", kept.save)
 
     _rewrite(seed_copy, drop_one)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from embedsearch import SearchEngine
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from tests.conftest import (
     SEED_COUNT,
     assert_clean,

@@ -15,7 +15,7 @@ from embedsearch import InputError, SearchEngine, read_papers
 from embedsearch.encoding import Encoder
 from embedsearch.index.writing import build_index
 from embedsearch.papers import embedding_text
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from tests.conftest import DEV_PAPERS, DEV_VECTORS, REPO, dev_records, needs_dev_data
 
 

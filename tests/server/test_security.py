@@ -219,7 +219,7 @@ def test_serve_help_says_what_to_pass_for_all_interfaces(
 
 
 def test_a_write_that_waits_too_long_is_503(seed_copy: Path) -> None:
-    from embedsearch.storage.layout import IndexDirectory
+    from embedsearch.storage.directory import IndexDirectory
 
     held, release = threading.Event(), threading.Event()
 

@@ -15,7 +15,7 @@ from embedsearch import SearchEngine
 from embedsearch.errors import ConfigurationError
 from embedsearch.server.app import create_app
 from embedsearch.storage.backup import backup_index
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from tests.conftest import SEED_COUNT, ids_on_disk, new_records, run_embedsearch, write_jsonl
 
 _ADDS = """

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from embedsearch import IndexBusyError, SearchEngine
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from tests.conftest import (
     CliResult,
     assert_clean,
@@ -82,7 +82,7 @@ def test_a_writer_waits_while_another_holds_the_lock(
 
 def test_a_lock_left_by_a_killed_process_does_not_block(
         seed_copy: Path, reader: SearchEngine) -> None:
-    code = ("import sys, time; from embedsearch.storage.layout import IndexDirectory\n"
+    code = ("import sys, time; from embedsearch.storage.directory import IndexDirectory\n"
             "with IndexDirectory(sys.argv[1]).locked():\n"
             "    print('locked', flush=True); time.sleep(120)\n")
     holder = subprocess.Popen([sys.executable, "-c", code, str(seed_copy)],

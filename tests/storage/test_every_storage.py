@@ -34,7 +34,7 @@ from embedsearch import (
     QueryError,
     SearchEngine,
 )
-from embedsearch.index.syncing import SourceState
+from embedsearch.readers.base import SourceState
 from embedsearch.storage.exact import exact_search
 from embedsearch.text.dates import now
 from tests.conftest import (

@@ -14,7 +14,7 @@ import pytest
 
 from embedsearch import SearchEngine
 from embedsearch.errors import IndexCorruptError
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from embedsearch.storage.manifest import Manifest
 from embedsearch.storage.records import (
     IndexRules,

@@ -12,7 +12,7 @@ import pytest
 
 from embedsearch import SearchEngine
 from embedsearch.errors import IndexIncompatibleError
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from embedsearch.storage.records import PromptsRecord, StorageRecord
 from embedsearch.storage.upgrade import upgrade_index
 from tests.conftest import REPO, CliResult

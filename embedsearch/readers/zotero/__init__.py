@@ -19,9 +19,8 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from ...errors import InputError
-from ...index.syncing import SourceState
 from ...papers import Paper
-from ..base import Located, Skipped, register_format
+from ..base import Located, Skipped, SourceState, register_format
 from ..pdf import PdfExtraction, extract_pdf, report_note
 from ..records import paper_from_record
 from .items import Selection, ZoteroItem, id_prefix, select_items

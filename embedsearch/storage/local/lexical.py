@@ -9,7 +9,7 @@ measured within noise or worse).
 Terms are stored as 64-bit hashes in sorted arrays, not in a vocabulary dict: loading an
 index is reading a few arrays, and the millions of word pairs cost no Python objects.
 
-Each segment of an index has its own `LexicalIndex`, never changed once written; a merge
+Each segment of an index has its own `Postings`, never changed once written; a merge
 concatenates the postings of several (linear in their size, no re-tokenising). What a
 query is scored with is `LexicalSearch` over a generation's segments: document
 frequencies, the paper count and the mean length are summed over every segment's live
@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from ...text.words import Tokenized, Tokenizer, find_terms, lucene_idf
 
-__all__ = ["LEXICAL_FILE", "PAIR_WEIGHT", "LexicalIndex", "LexicalSearch"]
+__all__ = ["LEXICAL_FILE", "PAIR_WEIGHT", "Postings", "LexicalSearch"]
 
 LEXICAL_FILE = "lexical.npz"
 K1, B = 1.2, 0.75
@@ -37,7 +37,7 @@ PAIR_WEIGHT = 0.3
 
 
 @dataclass
-class _Postings:
+class _TermPostings:
     """Term-major BM25 statistics of one kind of term (words, or word pairs) in one
     segment; never changed in place (`concat`, `keep` and `reordered` make new ones)."""
 
@@ -48,7 +48,7 @@ class _Postings:
     lengths: NDArray[np.float32]  # terms a document has
 
     @classmethod
-    def build(cls, docs: Sequence[NDArray[np.uint64]]) -> _Postings:
+    def build(cls, docs: Sequence[NDArray[np.uint64]]) -> _TermPostings:
         lengths = np.array([len(d) for d in docs], dtype=np.float32)
         if not docs or not lengths.sum():
             return cls(np.zeros(0, np.uint64), np.zeros(1, np.int64), np.zeros(0, np.int32),
@@ -59,7 +59,7 @@ class _Postings:
 
     @classmethod
     def _from_pairs(cls, hashes: NDArray[np.uint64], rows: NDArray[np.int64],
-                    tf: NDArray[np.float32], lengths: NDArray[np.float32]) -> _Postings:
+                    tf: NDArray[np.float32], lengths: NDArray[np.float32]) -> _TermPostings:
         """Postings from (term, row, count) triples; repeated (term, row) are summed."""
         order = np.lexsort((rows, hashes))
         hashes, rows, tf = hashes[order], rows[order], tf[order]
@@ -75,7 +75,7 @@ class _Postings:
         return cls(hashes[term_starts], indptr, rows.astype(np.int32), tf, lengths)
 
     @classmethod
-    def concat(cls, parts: Sequence[_Postings]) -> _Postings:
+    def concat(cls, parts: Sequence[_TermPostings]) -> _TermPostings:
         """The postings of `parts` as one, the rows of each after those of the ones before.
 
         Each term's postings are its blocks from each part in turn, so every posting is
@@ -100,9 +100,9 @@ class _Postings:
             offset += len(part.lengths)
         lengths = np.concatenate([p.lengths for p in parts]) if parts else \
             np.zeros(0, np.float32)
-        return _Postings(terms, indptr, rows, tf, lengths.astype(np.float32))
+        return _TermPostings(terms, indptr, rows, tf, lengths.astype(np.float32))
 
-    def keep(self, mask: NDArray[np.bool_]) -> _Postings:
+    def keep(self, mask: NDArray[np.bool_]) -> _TermPostings:
         """These postings with only the rows where `mask` holds, renumbered in order."""
         renumber = (np.cumsum(mask) - 1).astype(np.int32)
         kept = mask[self.rows]
@@ -110,15 +110,15 @@ class _Postings:
         counts = np.bincount(term_of, minlength=len(self.terms))
         live = counts > 0
         indptr = np.concatenate([[0], np.cumsum(counts[live])]).astype(np.int64)
-        return _Postings(self.terms[live], indptr, renumber[self.rows[kept]], self.tf[kept],
+        return _TermPostings(self.terms[live], indptr, renumber[self.rows[kept]], self.tf[kept],
                          self.lengths[mask])
 
-    def reordered(self, order: NDArray[np.int64]) -> _Postings:
+    def reordered(self, order: NDArray[np.int64]) -> _TermPostings:
         """These postings with row `order[i]` renumbered i (rows within a term need no
         order: scoring adds into rows wherever they are)."""
         position = np.empty(len(order), np.int32)
         position[order] = np.arange(len(order), dtype=np.int32)
-        return _Postings(self.terms, self.indptr, position[self.rows], self.tf,
+        return _TermPostings(self.terms, self.indptr, position[self.rows], self.tf,
                          self.lengths[order])
 
     def live_df(self, where: NDArray[np.intp], known: NDArray[np.bool_],
@@ -146,39 +146,39 @@ class _Postings:
                 for name in ("terms", "indptr", "rows", "tf", "lengths")}
 
     @classmethod
-    def from_arrays(cls, data: Any, prefix: str) -> _Postings:
+    def from_arrays(cls, data: Any, prefix: str) -> _TermPostings:
         return cls(*(np.asarray(data[f"{prefix}_{name}"])
                      for name in ("terms", "indptr", "rows", "tf", "lengths")))
 
 
-class LexicalIndex:
+class Postings:
     """One segment's BM25 postings over words and word pairs, rows keyed like its vectors
     (keys ascending). Written once; a merge makes a new one (`merged`)."""
 
-    def __init__(self, words: _Postings, pairs: _Postings, keys: NDArray[np.int64]) -> None:
+    def __init__(self, words: _TermPostings, pairs: _TermPostings, keys: NDArray[np.int64]) -> None:
         self._words, self._pairs, self._keys = words, pairs, keys
 
     @classmethod
     def build(cls, keys: NDArray[np.int64], texts: Sequence[str],
-              tokenizer: Tokenizer | None = None) -> LexicalIndex:
+              tokenizer: Tokenizer | None = None) -> Postings:
         """The postings of `texts`, row i keyed `keys[i]` (ascending)."""
         tokenizer = tokenizer or Tokenizer()
         terms = [tokenizer.terms(text) for text in texts]
-        return cls(_Postings.build([words for words, _ in terms]),
-                   _Postings.build([pairs for _, pairs in terms]),
+        return cls(_TermPostings.build([words for words, _ in terms]),
+                   _TermPostings.build([pairs for _, pairs in terms]),
                    np.asarray(keys, dtype=np.int64))
 
     @classmethod
-    def merged(cls, parts: Sequence[tuple[LexicalIndex, NDArray[np.bool_] | None]]
-               ) -> LexicalIndex:
+    def merged(cls, parts: Sequence[tuple[Postings, NDArray[np.bool_] | None]]
+               ) -> Postings:
         """One index of the live rows (mask None: all) of `parts`, in key order."""
         kept = [(index._words, index._pairs, index._keys) if live is None else
                 (index._words.keep(live), index._pairs.keep(live), index._keys[live])
                 for index, live in parts]
         keys = np.concatenate([k for _, _, k in kept]) if kept else np.zeros(0, np.int64)
         order = np.argsort(keys, kind="stable")
-        words = _Postings.concat([w for w, _, _ in kept]).reordered(order)
-        pairs = _Postings.concat([p for _, p, _ in kept]).reordered(order)
+        words = _TermPostings.concat([w for w, _, _ in kept]).reordered(order)
+        pairs = _TermPostings.concat([p for _, p, _ in kept]).reordered(order)
         return cls(words, pairs, keys[order])
 
     def __len__(self) -> int:
@@ -194,12 +194,12 @@ class LexicalIndex:
         return [LEXICAL_FILE]
 
     @classmethod
-    def load(cls, directory: Path) -> LexicalIndex:
+    def load(cls, directory: Path) -> Postings:
         with np.load(directory / LEXICAL_FILE, allow_pickle=False) as data:
-            return cls(_Postings.from_arrays(data, "words"), _Postings.from_arrays(data, "pairs"),
-                       np.asarray(data["keys"]))
+            return cls(_TermPostings.from_arrays(data, "words"),
+                       _TermPostings.from_arrays(data, "pairs"), np.asarray(data["keys"]))
 
-    def postings(self, kind: str) -> _Postings:
+    def postings(self, kind: str) -> _TermPostings:
         """The postings of words (`kind` "words") or of word pairs ("pairs")."""
         return self._words if kind == "words" else self._pairs
 
@@ -209,7 +209,7 @@ class LexicalSearch(Tokenized):
     statistics are those of the live papers of all segments together. Rows are the
     segments' rows one segment after another (`scores` has one entry a row)."""
 
-    def __init__(self, segments: Sequence[tuple[LexicalIndex, NDArray[np.bool_] | None]]
+    def __init__(self, segments: Sequence[tuple[Postings, NDArray[np.bool_] | None]]
                  ) -> None:
         self._parts = list(segments)
         self._keys = (np.concatenate([index.keys() for index, _ in self._parts])

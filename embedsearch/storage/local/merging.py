@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import SegmentRecord
-from .lexical import LexicalIndex
+from .lexical import Postings
 from .segment import Segment, write_segment
 from .vectors import VectorIndex
 
@@ -100,7 +100,7 @@ def merge_segments(folder: Path, name: str,
     papers: dict[int, Any] = {}
     for (segment, _), held in zip(parts, live):
         papers.update(segment.store.papers(held))
-    lexical = LexicalIndex.merged([(segment.lexical, mask)
+    lexical = Postings.merged([(segment.lexical, mask)
                                    for (segment, _), mask in zip(parts, masks)])
     return write_segment(folder / name, name, keys, [papers[int(key)] for key in keys],
                          vectors, lexical, index_for(len(keys)))

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from ...papers import Paper
 from ..records import SegmentRecord
-from .lexical import LexicalIndex
+from .lexical import Postings
 from .paper_store import STORE_FILE, PaperStore
 from .vectors import VectorIndex, load_index
 
@@ -57,7 +57,7 @@ class Segment:
     name: str
     identity: str
     vectors: VectorIndex
-    lexical: LexicalIndex
+    lexical: Postings
     store: PaperStore
 
     def keys(self) -> NDArray[np.int64]:
@@ -78,7 +78,7 @@ def load_segment(folder: Path, record: SegmentRecord, identity: str, dim: int) -
     store = PaperStore.open(folder / STORE_FILE)
     try:
         return Segment(record.name, identity, load_index(folder, record.index, dim),
-                       LexicalIndex.load(folder), store)
+                       Postings.load(folder), store)
     except BaseException:
         store.close()
         raise
@@ -99,7 +99,7 @@ def write_deletions(folder: Path, keys: NDArray[np.int64]) -> None:
 
 
 def write_segment(folder: Path, name: str, keys: NDArray[np.int64], papers: Sequence[Paper],
-                  vectors: NDArray[np.float32], lexical: LexicalIndex,
+                  vectors: NDArray[np.float32], lexical: Postings,
                   index: VectorIndex) -> SegmentRecord:
     """Write a new segment of `papers` (keys ascending; row i of `vectors` is paper i's)
     into `folder`, with `lexical` its postings and `index` its vector index (empty, of

@@ -21,10 +21,10 @@ from numpy.typing import NDArray
 from ...errors import IndexCorruptError
 from ...papers import Paper
 from ..base import IndexOptions, Storage, View, lexical_texts
-from ..layout import Lease, Manifest, Staging
+from ..directory import Lease, Manifest, Staging
 from ..records import IndexRules, LocalRecord, SegmentRecord, StorageRecord
 from .additions import recorded
-from .lexical import LexicalIndex
+from .lexical import Postings
 from .merging import MergePolicy, merge_segments, plan_merge
 from .paper_store import STORE_FILE, PaperStore
 from .segment import (
@@ -65,7 +65,7 @@ class LocalStorage(Storage):
               ) -> Manifest:
         keys = np.arange(1, len(papers) + 1, dtype=np.int64)
         name = segment_name(staging.generation, 1)
-        lexical = LexicalIndex.build(keys, lexical_texts(papers, manifest))
+        lexical = Postings.build(keys, lexical_texts(papers, manifest))
         record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
                                _empty_index(options, vectors.shape[1], len(papers)))
         rules = IndexRules(auto=options.index_type == "auto", requested=options.index_type,
@@ -128,7 +128,7 @@ class LocalStorage(Storage):
         own = manifest.local
         keys = np.arange(own.next_key, own.next_key + len(papers), dtype=np.int64)
         name = _next_name(staging)
-        lexical = LexicalIndex.build(keys, lexical_texts(papers, manifest))
+        lexical = Postings.build(keys, lexical_texts(papers, manifest))
         record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
                                _segment_index(manifest, len(papers),
                                               manifest.count + len(papers)))

@@ -14,9 +14,9 @@ import dataclasses
 import numpy as np
 
 from ..base import lexical_texts
-from ..layout import IndexDirectory, Manifest, Staging
+from ..directory import IndexDirectory, Manifest, Staging
 from ..records import SegmentRecord
-from .lexical import LEXICAL_FILE, LexicalIndex
+from .lexical import LEXICAL_FILE, Postings
 from .paper_store import STORE_FILE, PaperStore
 from .segment import segment_name
 from .vectors import index_files
@@ -68,7 +68,7 @@ def _lexical(staging: Staging, previous: Manifest, keys: np.ndarray) -> None:
         papers = dict(store.iter_papers())
     finally:
         store.close()
-    LexicalIndex.build(keys, lexical_texts([papers[int(k)] for k in keys], previous)
+    Postings.build(keys, lexical_texts([papers[int(k)] for k in keys], previous)
                        ).save(staging.dir)
 
 

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from ...filters import Filters
 from ...papers import Paper, normalise_title
 from ..base import Ranked, View, WordStatistics
-from ..layout import Lease, Manifest
+from ..directory import Lease, Manifest
 from ..records import SegmentRecord
 from .additions import added_at, first_key_after
 from .lexical import LexicalSearch

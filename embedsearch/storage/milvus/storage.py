@@ -25,7 +25,7 @@ from ...progress import progress_bar
 from ...text.dates import now
 from ...text.words import WordCounts
 from ..base import IndexOptions, Storage, View, lexical_texts
-from ..layout import IndexDirectory, Lease, Manifest, Staging
+from ..directory import IndexDirectory, Lease, Manifest, Staging
 from ..records import StorageRecord, VectorIndexRecord
 from .connection import Connection, milvus_errors, quietly
 from .schema import check_index_params, create_collection, paper_of, paper_rows

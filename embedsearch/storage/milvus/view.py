@@ -18,8 +18,8 @@ from ...filters import Filters
 from ...papers import Paper
 from ...text.words import WordCounts
 from ..base import Ranked, View, WordStatistics
+from ..directory import Lease, Manifest
 from ..exact import EXACT_SUBSET_MAX, exact_search
-from ..layout import Lease, Manifest
 from .connection import Connection
 from .schema import ADDED, filter_expression, in_list, paper_of, stems
 

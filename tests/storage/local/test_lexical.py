@@ -10,7 +10,7 @@ import pytest
 
 from embedsearch import SearchEngine
 from embedsearch.storage.local import LocalView
-from embedsearch.storage.local.lexical import LexicalIndex, LexicalSearch
+from embedsearch.storage.local.lexical import LexicalSearch, Postings
 
 LORVP = "000_ae22c05437d8edef:1"
 
@@ -33,7 +33,7 @@ def test_lexical_and_vector_stores_agree_after_updates(seed_copy: Path) -> None:
 
 def test_lexical_index_scores_like_bm25() -> None:
     texts = ["apple banana", "apple apple cherry", "banana cherry durian"]
-    index = LexicalSearch([(LexicalIndex.build(np.array([1, 2, 3]), texts), None)])
+    index = LexicalSearch([(Postings.build(np.array([1, 2, 3]), texts), None)])
     scores = index.scores("apple")
     # Lucene BM25 by hand: idf = ln(1 + (3 - 2 + .5) / (2 + .5)), k1 = 1.2, b = .75.
     idf = np.log1p(1.5 / 2.5)
@@ -61,12 +61,12 @@ def test_bm25_statistics_are_summed_over_segments_and_their_deletions() -> None:
     # the live papers does: df, paper count and mean length are the live ones of all.
     keys, texts = _corpus()
     cuts = [(0, 1000), (1000, 2200), (2200, 3000)]
-    segments = [LexicalIndex.build(keys[a:b], texts[a:b]) for a, b in cuts]
+    segments = [Postings.build(keys[a:b], texts[a:b]) for a, b in cuts]
     gone = keys[::7]
     masks = [np.isin(index.keys(), gone, invert=True) for index in segments]
     split = LexicalSearch(list(zip(segments, masks)))
     live = np.isin(keys, gone, invert=True)
-    whole = LexicalSearch([(LexicalIndex.build(keys[live], [t for t, k in zip(texts, live)
+    whole = LexicalSearch([(Postings.build(keys[live], [t for t, k in zip(texts, live)
                                                             if k]), None)])
     assert len(split) == len(whole) == int(live.sum())
     for query in QUERIES:
@@ -76,7 +76,7 @@ def test_bm25_statistics_are_summed_over_segments_and_their_deletions() -> None:
                               whole.top(whole.scores(query), 10)[1])
     assert split.idf(["w1", "w77"]) == pytest.approx(whole.idf(["w1", "w77"]))
     # A merge of the segments, in any order, is that one build.
-    merged = LexicalIndex.merged([(segments[2], masks[2]), (segments[0], masks[0]),
+    merged = Postings.merged([(segments[2], masks[2]), (segments[0], masks[0]),
                                   (segments[1], masks[1])])
     assert np.array_equal(merged.keys(), keys[live])
     alone = LexicalSearch([(merged, None)])

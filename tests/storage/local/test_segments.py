@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from embedsearch import Filters, Paper, SearchEngine
-from embedsearch.storage.layout import IndexDirectory
+from embedsearch.storage.directory import IndexDirectory
 from embedsearch.storage.local import LocalStorage, LocalView, MergePolicy
 from embedsearch.storage.local.merging import plan_merge, tier_of
 from embedsearch.storage.records import SegmentRecord, VectorIndexRecord

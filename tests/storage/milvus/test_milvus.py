@@ -33,9 +33,9 @@ from embedsearch.index.writing import model_record
 from embedsearch.papers import Paper, embedding_text, normalise_title
 from embedsearch.readers import read_papers
 from embedsearch.storage import IndexOptions, View, storage_class
+from embedsearch.storage.directory import IndexDirectory, Manifest
 from embedsearch.storage.exact import exact_search
-from embedsearch.storage.layout import IndexDirectory, Manifest
-from embedsearch.storage.local.lexical import LexicalIndex, LexicalSearch
+from embedsearch.storage.local.lexical import LexicalSearch, Postings
 from embedsearch.storage.milvus import Milvus, MilvusStorage, MilvusView
 from embedsearch.storage.milvus import view as milvus_view
 from embedsearch.storage.milvus.schema import filter_expression, paper_rows, truncate_text
@@ -245,7 +245,7 @@ def test_lexical_scores_of_given_keys(built: View) -> None:
 
 def test_word_statistics_match_a_local_lexical_index(built: View, corpus: Corpus) -> None:
     texts = [embedding_text(p, LEXICAL_FIELDS) for p in corpus.papers]
-    local = LexicalSearch([(LexicalIndex.build(np.arange(len(texts), dtype=np.int64), texts),
+    local = LexicalSearch([(Postings.build(np.arange(len(texts), dtype=np.int64), texts),
                             None)])
     stems = sorted({s for t in texts[:5] for s in local.tokenizer.words(t)}) + ["zyzzogeton"]
     assert len(built.words) == len(local)
@@ -253,7 +253,7 @@ def test_word_statistics_match_a_local_lexical_index(built: View, corpus: Corpus
     counts = WordCounts.build(texts[:30])
     counts.add(texts[30:])
     counts.remove(texts[:10])
-    rest = LexicalSearch([(LexicalIndex.build(np.arange(28, dtype=np.int64), texts[10:]),
+    rest = LexicalSearch([(Postings.build(np.arange(28, dtype=np.int64), texts[10:]),
                            None)])
     assert len(counts) == 28 and counts.idf(stems) == pytest.approx(rest.idf(stems))
 
@@ -381,7 +381,7 @@ def test_another_process_reopens_it(tmp_path: Path, corpus: Corpus) -> None:
     storage.close()  # the last user: Lite lets go of the file
     script = (
         "import sys, numpy as np\n"
-        "from embedsearch.storage.layout import IndexDirectory\n"
+        "from embedsearch.storage.directory import IndexDirectory\n"
         "from embedsearch.storage.milvus import MilvusStorage\n"
         "d = IndexDirectory(sys.argv[1]); m, lease = d.open_current()\n"
         "v = MilvusStorage(d, m.storage).view(m, lease, checksums=True)\n"
