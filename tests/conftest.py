@@ -167,9 +167,14 @@ def warned() -> Iterator[list[str]]:
 
     handler = Collect(logging.WARNING)
     logger = logging.getLogger("embedsearch.readers")
+    # An in-process CLI run with --quiet leaves the package's logger at ERROR: the
+    # readers' own level is set, so what they warn is seen whatever ran before.
+    level = logger.level
+    logger.setLevel(logging.WARNING)
     logger.addHandler(handler)
     yield messages
     logger.removeHandler(handler)
+    logger.setLevel(level)
 
 
 def model_copy(target: Path, **changes: dict[str, object] | None) -> Path:
