@@ -37,18 +37,18 @@ def _after(calls: int, real: Callable[..., Any]) -> Callable[..., Any]:
 def _install(point: str) -> None:
     from embedsearch import fs
     from embedsearch.encoding import encoder
-    from embedsearch.storage import checksums, layout
+    from embedsearch.storage import checksums, directory
     from embedsearch.storage.local import lexical
     from embedsearch.storage.local import storage as local_storage
 
     if point == "before-staging":  # holding the lock, nothing staged yet
-        layout.make_temp_dir = _die  # type: ignore[assignment]
+        directory.make_temp_dir = _die  # type: ignore[assignment]
     elif point == "while-encoding":
         encoder.Encoder.encode_documents = _die  # type: ignore[method-assign]
     elif point == "while-writing-segment":  # records and vectors written, postings not
         lexical.Postings.save = _die  # type: ignore[method-assign]
     elif point == "while-linking":  # the new segment written, one old file shared
-        layout.os.link = _after(1, layout.os.link)  # type: ignore[attr-defined]
+        directory.os.link = _after(1, directory.os.link)  # type: ignore[attr-defined]
     elif point == "while-deleting":  # a segment's new deletions file half written
         local_storage.write_deletions = _die  # type: ignore[assignment]
     elif point == "while-merging":  # segments being merged into one
@@ -56,17 +56,17 @@ def _install(point: str) -> None:
     elif point == "while-checksumming":  # staged, not yet renamed into place
         checksums.sha256_file = _after(0, checksums.sha256_file)  # type: ignore[assignment]
     elif point == "after-rename":  # the generation in place, the manifest not yet
-        layout.write_atomic = _die  # type: ignore[assignment]
+        directory.write_atomic = _die  # type: ignore[assignment]
     elif point == "mid-manifest":  # the new manifest written aside, not renamed
         fs.os.replace = _die  # type: ignore[assignment]
     elif point == "before-cleanup":  # published; old generations not yet removed
-        commit = layout.IndexDirectory.commit
+        commit = directory.IndexDirectory.commit
 
         def commit_then_die(self: Any, *args: Any) -> Any:
             self.collect_garbage = _die
             return commit(self, *args)
 
-        layout.IndexDirectory.commit = commit_then_die  # type: ignore[method-assign]
+        directory.IndexDirectory.commit = commit_then_die  # type: ignore[method-assign]
     else:
         raise SystemExit(f"unknown point {point}")
 

@@ -20,14 +20,14 @@ Cli = Callable[..., CliResult]
 # -- failed disk writes ----------------------------------------------------------------------
 def test_a_failed_disk_write_leaves_the_index_byte_identical(
         seed_copy: Path, reader: SearchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from embedsearch.storage import layout
+    from embedsearch.storage import checksums
 
     before = snapshot(seed_copy)
 
     def full_disk(path: Path) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr(layout, "fsync_file", full_disk)
+    monkeypatch.setattr(checksums, "fsync_file", full_disk)
     with pytest.raises(OSError, match="No space left"):
         reader.add(new_records("nospace", 3))
     assert snapshot(seed_copy) == before

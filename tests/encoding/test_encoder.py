@@ -236,7 +236,13 @@ def test_cache_hits_misses_and_model_change(tmp_path: Path, seed_texts: list[str
     other = Encoder(other_model, backend="torch", cache_dir=tmp_path)
     assert other.spec.fingerprint != encoder.spec.fingerprint
     assert other.embedding_cache().get(other.cache_namespace(), seed_texts[:10], other.dim) == {}
-    # So does another backend of the same model.
+
+
+@needs_fast
+def test_another_backend_of_the_same_model_shares_no_cached_vectors(
+        tmp_path: Path, seed_texts: list[str]) -> None:
+    encoder = Encoder(backend="torch", cache_dir=tmp_path)
+    encoder.encode_documents(seed_texts[:10])
     onnx = Encoder(backend="onnx", cache_dir=tmp_path).cache_namespace()
     assert onnx != encoder.cache_namespace()
     assert EmbeddingCache(tmp_path).get(onnx, seed_texts[:10], 384) == {}
