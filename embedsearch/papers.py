@@ -14,7 +14,9 @@ __all__ = [
     "DEFAULT_FIELDS",
     "TEXT_FIELDS",
     "TITLE_ONLY_FIELDS",
+    "Block",
     "Paper",
+    "Passage",
     "cited_title",
     "derive_id",
     "derive_title",
@@ -41,6 +43,51 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(])")
 _MARKUP = re.compile(r"\*\*|__|`")
 _SPACE = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A window of whole sentences of a paper's body, where a reader can find it.
+
+    `page` is the 1-based page of the PDF it starts on (None when the source has no
+    pages, as a plain-text cache); `page_label` is the page number printed there
+    ("356", "iv") when the PDF names its pages, else ""; `section` is the heading of the
+    section it is in ("4.1 Results"), "" before the first heading.
+    """
+
+    text: str
+    page: int | None = None
+    page_label: str = ""
+    section: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """The passage as JSON-ready plain data."""
+        return {"text": self.text, "page": self.page, "page_label": self.page_label,
+                "section": self.section}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Passage:
+        """What `to_dict` wrote."""
+        page = data.get("page")
+        return cls(str(data["text"]), int(page) if isinstance(page, int) else None,
+                   str(data.get("page_label") or ""), str(data.get("section") or ""))
+
+    @property
+    def where(self) -> str:
+        """Where it is, as a citation says it: "p. 6 (§4.1 Results)", "" if unknown."""
+        page = self.page_label or (str(self.page) if self.page is not None else "")
+        parts = [f"p. {page}" if page else "", f"(§{self.section})" if self.section else ""]
+        return " ".join(part for part in parts if part)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A paragraph of a body as a reader found it: its text, page, page label, section."""
+
+    text: str
+    page: int | None = None
+    page_label: str = ""
+    section: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +127,14 @@ class Paper:
     #: volume, pages, ... `bibentry.KEPT_FIELDS`), as (BibTeX field name, plain Unicode
     #: text) pairs in that list's order; editors as "First Last and First Last".
     bib_fields: tuple[tuple[str, str], ...] = ()
+    #: The body read in full (a PDF, a Zotero attachment) as passages with their pages;
+    #: () for a paper known by its abstract. A paper read back from an index has ()
+    #: here: its passages are asked for apart (`SearchEngine.passages`), as they can
+    #: be thousands.
+    passages: tuple[Passage, ...] = ()
+    #: The document the paper was read from (a PDF's absolute path), which the server
+    #: may open at a passage's page; "" when it came from a record.
+    file: str = ""
 
     @property
     def title_only(self) -> bool:
@@ -113,6 +168,7 @@ class Paper:
             "collections": list(self.collections),
             "entry_type": self.entry_type,
             "bib_fields": dict(self.bib_fields),
+            **({"file": self.file} if self.file else {}),
         }
 
 
