@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .papers import Block, Passage, split_sentences
+from .papers import Block, Paper, Passage, split_sentences
 
-__all__ = ["MAX_PASSAGES", "OVERLAP_SENTENCES", "PASSAGE_WORDS", "passage_window",
-           "split_passages"]
+__all__ = ["MAX_PASSAGES", "OVERLAP_SENTENCES", "PASSAGE_WORDS", "passage_embedding_text",
+           "passage_texts", "passage_window", "split_passages"]
 
 #: Words a passage holds at most (a sentence longer than this is a passage alone).
 PASSAGE_WORDS = 100
@@ -85,3 +85,18 @@ def _windows(sentences: Sequence[tuple[str, Block]], words: int, overlap: int
             return
         # The next window repeats the last `overlap` sentences, but always moves on.
         start = max(end - overlap, start + 1)
+
+
+def passage_embedding_text(paper: Paper, passage: Passage) -> str:
+    """What the encoder sees of a passage: its paper's title, its section heading and
+    its text. The title says whose passage it is, so that a question naming the
+    paper's subject finds the passage that answers it within that paper."""
+    head = ". ".join(part for part in (paper.title, passage.section) if part)
+    return f"{head}. {passage.text}" if head else passage.text
+
+
+def passage_texts(papers: Sequence[Paper]) -> list[str]:
+    """The embedded text of every passage of `papers`, paper after paper: the order of
+    a write's passage vectors."""
+    return [passage_embedding_text(paper, passage) for paper in papers
+            for passage in paper.passages]

@@ -136,7 +136,8 @@ def hits(results: Sequence[Hit], *, json_lines: bool, query: str | None = None,
         out.write(f"{indent}{meta}\n")
         text = (_readable(hit.evidence, 300) if hit.evidence else
                 _readable(_after_opening(hit.paper), _SNIPPET_CHARS))
-        body = textwrap.fill(("» " if hit.evidence else "") + text, width,
+        where = f"{hit.passage.where}: " if hit.passage is not None and hit.passage.where else ""
+        body = textwrap.fill(("» " if hit.evidence else "") + where + text, width,
                              initial_indent=indent, subsequent_indent=indent)
         out.write(_highlight(body, hit.evidence_terms, tty) + "\n")
         if hit.because:

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from ..encoding import Prompts
 from ..errors import IndexIncompatibleError, PaperNotFoundError
 from ..papers import Paper
-from ..storage import Storage, Update, View, storage_class, storage_kind
+from ..storage import Storage, Update, View, passage_rows, storage_class, storage_kind
 from ..storage.directory import DEFAULT_WAIT, IndexDirectory, Manifest, Staging, newest_generation
 
 __all__ = ["LiveIndex", "Update", "check_same_encoding", "known_keys"]
@@ -199,19 +199,22 @@ class LiveIndex:
             return manifest.count - newest.count
 
     def add(self, encoded_for: Manifest, papers: Sequence[Paper],
-            vectors: NDArray[np.float32], *, wait: float | None = DEFAULT_WAIT) -> int:
+            vectors: NDArray[np.float32], *, wait: float | None = DEFAULT_WAIT,
+            passage_vectors: NDArray[np.float32] | None = None) -> int:
         """Add `papers` (row i of `vectors` is paper i's, encoded for the generation
-        `encoded_for`) to the newest generation; papers another process added meanwhile
-        are kept as they are. Returns how many were added."""
+        `encoded_for`; `passage_vectors` their passages', paper after paper) to the
+        newest generation; papers another process added meanwhile are kept as they are.
+        Returns how many were added."""
 
         def update(storage: Storage, staging: Staging, newest: Manifest) -> Manifest | None:
             check_same_encoding(encoded_for, newest)
-            return storage.add(staging, newest, papers, vectors)
+            return storage.add(staging, newest, papers, vectors, passage_vectors)
 
         return self.write(update, wait=wait)
 
     def replace(self, encoded_for: Manifest, removed: Sequence[str], papers: Sequence[Paper],
-                vectors: NDArray[np.float32], *, wait: float | None = DEFAULT_WAIT) -> int:
+                vectors: NDArray[np.float32], *, wait: float | None = DEFAULT_WAIT,
+                passage_vectors: NDArray[np.float32] | None = None) -> int:
         """Remove the papers `removed` (ids; those already gone are passed over) and add
         `papers` (as for `add`) in one generation: a changed paper is among both, so
         readers see its old version or its new one. A new paper another process added
@@ -227,8 +230,10 @@ class LiveIndex:
             if not keys and not rows:
                 return None
             held = np.array(sorted(set(keys.values())), dtype=np.int64)
+            chosen = (None if passage_vectors is None
+                      else passage_vectors[passage_rows(papers, rows)])
             return storage.replace(staging, newest, held, [papers[row] for row in rows],
-                                   vectors[rows])
+                                   vectors[rows], chosen)
 
         return self.write(update, wait=wait)
 

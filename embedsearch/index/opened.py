@@ -21,7 +21,7 @@ from ..corpus_map.attached import MapShelf
 from ..corpus_map.projection import CorpusMap
 from ..encoding import Encoder, Executor, ModelSpec, index_encoder
 from ..filters import Filters
-from ..papers import Paper
+from ..papers import Paper, Passage
 from ..readers import read_papers
 from ..readers.records import papers_from_records
 from ..storage import View
@@ -121,6 +121,27 @@ class OpenIndex:
         with self.snapshot() as view:  # a write swaps the store; never read a closed one
             key = int(known_keys(view, [paper_id], self.path)[0])
             return view.papers([key])[key]
+
+    def passages(self, paper_id: str) -> list[Passage]:
+        """The passages of the paper `paper_id`, in order, each with its page and
+        section: what an assistant quotes and cites. [] for a paper known by its abstract.
+
+        Raises:
+            PaperNotFoundError: the index has no such paper.
+        """
+        with self.snapshot() as view:
+            return view.paper_passages(int(known_keys(view, [paper_id], self.path)[0]))
+
+    def file_of(self, paper_id: str) -> str:
+        """The file the paper `paper_id` was read in full from (a PDF's path), "" when
+        it was not; what the server opens at a passage's page.
+
+        Raises:
+            PaperNotFoundError: the index has no such paper.
+        """
+        with self.snapshot() as view:
+            key = int(known_keys(view, [paper_id], self.path)[0])
+            return view.files([key]).get(key, "")
 
     def get_many(self, paper_ids: Iterable[str]) -> dict[str, Paper]:
         """The papers of `paper_ids` that the index holds, by id (one read, however many;

@@ -29,7 +29,7 @@ from ..readers.base import SourceState
 from ..storage import View
 from ..storage.directory import DEFAULT_WAIT
 from .live import LiveIndex
-from .writing import encode_papers
+from .writing import encode_papers, encode_passages
 
 __all__ = ["SourceState", "SyncPlan", "SyncReport", "SyncSource", "plan_sync", "same",
            "stored_vectors", "sync_index"]
@@ -160,5 +160,6 @@ def sync_index(live: LiveIndex, source: SyncSource, encoder: Callable[[], Encode
     vectors = np.array([kept[p.id] if p.id in kept else next(encoded) for p in written],
                        dtype=np.float32).reshape(len(written), made.dim)
     removed = plan.remove + [paper.id for paper in plan.update]
-    live.replace(manifest, removed, written, vectors, wait=wait)
+    passages = encode_passages(made, written, progress=progress, executor=executor)
+    live.replace(manifest, removed, written, vectors, wait=wait, passage_vectors=passages)
     return report

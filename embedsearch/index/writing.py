@@ -18,13 +18,14 @@ from .._version import __version__
 from ..encoding import Encoder, Executor
 from ..errors import EmbedSearchError, InputError
 from ..papers import TEXT_FIELDS, Paper, embedding_text
+from ..passages import passage_texts
 from ..storage import DEFAULT_LEXICAL_FIELDS, IndexOptions, Target, parse_target, storage_class
 from ..storage.directory import DEFAULT_WAIT, IndexDirectory, Manifest
 from ..storage.records import ModelRecord, PromptsRecord, StorageRecord, TextRecord
 from .live import LiveIndex
 
 __all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "add_papers", "build_index",
-           "check_abstracts", "check_fields", "encode_papers", "new_index"]
+           "check_abstracts", "check_fields", "encode_papers", "encode_passages", "new_index"]
 
 
 def check_fields(fields: Sequence[str], option: str = "--fields") -> tuple[str, ...]:
@@ -72,6 +73,16 @@ def encode_papers(encoder: Encoder, manifest: Manifest, papers: Sequence[Paper],
     return _encode(encoder, papers, manifest.text.fields, progress, executor)
 
 
+def encode_passages(encoder: Encoder, papers: Sequence[Paper], *, progress: bool = False,
+                    executor: Executor | None = None) -> np.ndarray | None:
+    """The vectors of the passages of `papers`, paper after paper (`passage_texts`), as
+    documents; None when none of them was read in full."""
+    texts = passage_texts(papers)
+    if not texts:
+        return None
+    return encoder.encode_documents(texts, progress=progress, executor=executor)
+
+
 def add_papers(live: LiveIndex, papers: Sequence[Paper], encoder: Callable[[], Encoder], *,
                allow_title_only: bool = False, progress: bool = False,
                wait: float | None = DEFAULT_WAIT, executor: Executor | None = None) -> int:
@@ -84,8 +95,10 @@ def add_papers(live: LiveIndex, papers: Sequence[Paper], encoder: Callable[[], E
     new = [paper for paper in papers if paper.id not in known]
     if not new:
         return 0
-    vectors = encode_papers(encoder(), manifest, new, progress=progress, executor=executor)
-    return live.add(manifest, new, vectors, wait=wait)
+    made = encoder()
+    vectors = encode_papers(made, manifest, new, progress=progress, executor=executor)
+    passages = encode_passages(made, new, progress=progress, executor=executor)
+    return live.add(manifest, new, vectors, wait=wait, passage_vectors=passages)
 
 
 def new_index(directory: IndexDirectory, papers: Sequence[Paper],
@@ -142,12 +155,13 @@ def build_index(
         storage.check_build(options, len(papers), encoder.dim, overwrite=overwrite)
         vectors = (_encode(encoder, papers, fields, progress, executor) if vectors is None
                    else _given_vectors(vectors, len(papers), encoder.dim))
+        passages = encode_passages(encoder, papers, progress=progress, executor=executor)
         with directory.write(replace=overwrite, wait=wait) as staging:
             manifest = Manifest(model=model_record(encoder),
                                 text=TextRecord(fields, lexical_fields), count=len(papers),
                                 software=f"embedsearch {__version__}")
             return storage.build(staging, papers, vectors, manifest, options,
-                                 progress=progress)
+                                 progress=progress, passage_vectors=passages)
     finally:
         storage.close()
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DependencyError
-from ..papers import Paper
+from ..papers import Paper, Passage
 
 if TYPE_CHECKING:
     import pandas
@@ -61,7 +61,11 @@ class Hit:
     matches the query, and `evidence_terms` the words of it that match. A
     recommendation from example papers has `because`: the (up to three) examples
     nearest to it, nearest first, and `group`: the label of the cluster of examples the
-    nearest is in. The paper's fields are the hit's too: `hit.id`, `hit.title`, ...
+    nearest is in. A paper read in full whose passage answered the query better than
+    its abstract has `passage`: that passage, with its page and section (its
+    `evidence` is then the passage's sentence, and `similarity` and `lexical_score`
+    the passage's where it beat the abstract). The paper's fields are the hit's too:
+    `hit.id`, `hit.title`, ...
     """
 
     rank: int
@@ -73,6 +77,7 @@ class Hit:
     evidence_terms: tuple[str, ...] = ()
     because: tuple[Reason, ...] = ()
     group: str | None = None
+    passage: Passage | None = None
 
     def __getattr__(self, name: str) -> Any:
         # Called only for names the hit lacks: a paper field is the hit's too, as in its
@@ -99,6 +104,9 @@ class Hit:
             elif name == "because":  # only recommendations have reasons
                 if value:
                     data[name] = [reason.to_dict() for reason in value]
+            elif name == "passage":  # only a paper read in full, when a passage won
+                if value is not None:
+                    data[name] = value.to_dict()
             elif value is not None:
                 data[name] = value
         return data

@@ -16,9 +16,10 @@ from numpy.typing import NDArray
 
 from ..errors import QueryError
 from ..filters import Filters
-from ..storage import Ranked, View
+from ..storage import PassageRanked, Ranked, View
 from .evidence import find_evidence
 from .fusion import FUSION_DEPTH, cosine_scale, fuse, mmr
+from .passages import PassageEvidence, best_of
 from .results import Hit, Reason
 
 #: A dense ranking made otherwise than by one search: (view, depth, filters, exclude).
@@ -151,35 +152,44 @@ class Retriever:
         self._view, self._encode = view, encode
 
     def _rank(self, request: Request, k: int, mode: str, filters: Filters | None,
-              diverse: bool) -> tuple[Ranked, Ranked | None, bool]:
+              diverse: bool) -> tuple[Ranked, Ranked | None, bool, PassageEvidence]:
         """The `k` papers chosen with their ranking's scores, best first; the lexical
         ranking the choice drew on, if any (its scores are the hits' BM25 scores, so
-        they are not asked of the storage again: a round trip to Milvus); and whether
-        the scores were put on the cosine scale (`Hit.score`)."""
+        they are not asked of the storage again: a round trip to Milvus); whether the
+        scores were put on the cosine scale (`Hit.score`); and the best passages each
+        side found, for papers read in full."""
         depth = max(FUSION_DEPTH, k * (DIVERSE_POOL if diverse else 1))
         view, exclude, vector = self._view, request.exclude, request.vector
         lexical: Ranked | None = None
+        # Passages answer a text query; papers given as examples are matched by their
+        # abstracts' vectors, as they always were.
+        passages = view.has_passages and bool(request.text) and request.ranker is None
+        words = found = None
         if mode == "lexical" or vector is None:
             if not request.text:
                 raise QueryError("a lexical search needs query text", parameter="query")
-            ranked = lexical = view.lexical(request.text, depth, filters, exclude)
+            ranked, words = self._lexical(request.text, depth, filters, exclude, passages)
+            lexical = ranked
         elif request.ranker is not None:
             ranked = request.ranker(view, depth, filters, exclude)
         elif mode == "dense" or not request.text:
-            ranked = view.dense(vector, depth, filters, exclude)
+            ranked, found = self._dense(vector, depth, filters, exclude, passages)
         else:
-            lexical = view.lexical(request.text, depth, filters, exclude)
-            ranked = fuse(lexical, view.dense(vector, depth, filters, exclude))
+            lexical, words = self._lexical(request.text, depth, filters, exclude, passages)
+            dense, found = self._dense(vector, depth, filters, exclude, passages)
+            ranked = fuse(lexical, dense)
+        evidence = PassageEvidence(found, words)
         rescale = vector is not None and request.ranker is None and lexical is not None
         if not len(ranked[1]):
-            return ranked, lexical, rescale
+            return ranked, lexical, rescale, evidence
         # BM25 or a fused z-score only compares the hits of one query: shown as a score,
         # it is put on the cosine scale of its candidates (`cosine_scale`). A dense
         # ranking's scores are cosines already; a recommendation's are its method's,
         # replaced in `_hits` by each hit's cosine to its nearest library paper.
         vectors = view.vectors(ranked[1]) if rescale or diverse else None
         if rescale and vectors is not None and vector is not None:
-            ranked = cosine_scale(ranked[0], vectors @ vector), ranked[1]
+            cosines = evidence.winners(ranked[1], vectors @ vector, None)[1]
+            ranked = cosine_scale(ranked[0], cosines), ranked[1]
         if diverse and vectors is not None:
             # MMR chooses which k papers, weighing the cosine to the query against the
             # closest pick (`MMR_LAMBDA` was tuned so); they are then shown by score.
@@ -187,7 +197,28 @@ class Retriever:
             chosen = mmr(relevance, vectors, k)
             chosen = chosen[np.argsort(-ranked[0][chosen], kind="stable")]
             ranked = ranked[0][chosen], ranked[1][chosen]
-        return (ranked[0][:k], ranked[1][:k]), lexical, rescale
+        return (ranked[0][:k], ranked[1][:k]), lexical, rescale, evidence
+
+    def _lexical(self, text: str, depth: int, filters: Filters | None,
+                 exclude: NDArray[np.int64], passages: bool
+                 ) -> tuple[Ranked, PassageRanked | None]:
+        """BM25's ranking, each paper by the best of its abstract and (`passages`) its
+        passages, and the best passages found."""
+        ranked = self._view.lexical(text, depth, filters, exclude)
+        if not passages:
+            return ranked, None
+        best = self._view.passage_lexical(text, depth, filters, exclude)
+        return best_of(ranked, best, depth), best
+
+    def _dense(self, vector: NDArray[np.float32], depth: int, filters: Filters | None,
+               exclude: NDArray[np.int64], passages: bool
+               ) -> tuple[Ranked, PassageRanked | None]:
+        """The dense ranking, each paper by the best of its abstract and passages."""
+        ranked = self._view.dense(vector, depth, filters, exclude)
+        if not passages:
+            return ranked, None
+        best = self._view.passage_dense(vector, depth, filters, exclude)
+        return best_of(ranked, best, depth), best
 
     def _lexical_scores(self, text: str, keys: NDArray[np.int64],
                         lexical: Ranked | None) -> NDArray[np.float32]:
@@ -220,7 +251,8 @@ class Retriever:
 
     def _hits(self, request: Request, k: int, mode: str, filters: Filters | None,
               diverse: bool, evidence: bool) -> list[Hit]:
-        (scores, keys), lexical_ranking, rescaled = self._rank(request, k, mode, filters, diverse)
+        (scores, keys), lexical_ranking, rescaled, passages = self._rank(
+            request, k, mode, filters, diverse)
         view = self._view
         papers = view.papers(int(key) for key in keys)
         # A storage written in place (Milvus) may lose a paper to another process between
@@ -236,8 +268,12 @@ class Retriever:
                    and vectors is not None else None)
         lexical = (self._lexical_scores(request.text, keys, lexical_ranking)
                    if request.text and mode != "dense" and len(keys) else None)
-        found = (find_evidence([papers[int(key)].abstract for key in keys],
-                               request.evidence_text, view.words, request.vector,
+        won, dense, lexical = passages.winners(keys, dense, lexical)
+        shown_passages = view.passages(key for key in won if key is not None)
+        passage = [shown_passages.get(key) if key is not None else None for key in won]
+        texts = [p.text if p is not None else papers[int(key)].abstract
+                 for p, key in zip(passage, keys)]
+        found = (find_evidence(texts, request.evidence_text, view.words, request.vector,
                                self._encode, shared=request.text is None)
                  if evidence else None)
         similarity = _similarities(dense, because, len(keys))
@@ -252,6 +288,6 @@ class Retriever:
                 evidence=found[i].sentence if found else None,
                 evidence_terms=found[i].terms if found else (),
                 because=because[i][0] if because else (),
-                group=because[i][1] if because else None)
+                group=because[i][1] if because else None, passage=passage[i])
             for rank, i in enumerate(order, 1)
         ]

@@ -25,6 +25,7 @@ __all__ = [
     "ExportIn",
     "ExportPaperIn",
     "FiltersOut",
+    "PassageOut",
     "HealthOut",
     "HitOut",
     "Limits",
@@ -96,6 +97,16 @@ class ReasonOut(BaseModel):
     similarity: float
 
 
+class PassageOut(BaseModel):
+    """The passage of a paper read in full that answered the query: its text, 1-based
+    PDF page, printed page label ("" when the PDF names none) and section heading."""
+
+    text: str
+    page: int | None
+    page_label: str
+    section: str
+
+
 #: The JSON types of a hit's own fields (its paper's are `_Paper`'s); which fields a hit
 #: has, and in what order, is `results.HIT_COLUMNS`: a field added there without a type
 #: here stops the server at import rather than vanishing from the published schema.
@@ -108,6 +119,7 @@ _HIT_TYPES: dict[str, Any] = {
     "evidence_terms": (list[str] | None, None),
     "because": (list[ReasonOut] | None, None),
     "group": (str | None, None),
+    "passage": (PassageOut | None, None),
 }
 #: What `results.hit_record` adds: batch results query_index and query, similar-paper
 #: results query_id.

@@ -21,6 +21,7 @@ from ..errors import ConfigurationError
 from .base import (
     DEFAULT_LEXICAL_FIELDS,
     IndexOptions,
+    PassageRanked,
     Ranked,
     Storage,
     StorageKind,
@@ -28,6 +29,7 @@ from .base import (
     Update,
     View,
     WordStatistics,
+    passage_rows,
     storage_kind,
 )
 
@@ -36,6 +38,7 @@ __all__ = [
     "DEFAULT_LEXICAL_FIELDS",
     "StorageKind",
     "IndexOptions",
+    "PassageRanked",
     "Ranked",
     "Storage",
     "Target",
@@ -44,6 +47,7 @@ __all__ = [
     "WordStatistics",
     "find_storage",
     "parse_target",
+    "passage_rows",
     "storage_class",
     "storage_kind",
 ]

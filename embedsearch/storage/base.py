@@ -26,14 +26,21 @@ from numpy.typing import NDArray
 from .._version import __version__
 from ..errors import ConfigurationError, PaperNotFoundError
 from ..filters import Filters
-from ..papers import DEFAULT_FIELDS, Paper, embedding_text
+from ..papers import DEFAULT_FIELDS, Paper, Passage, embedding_text
 from ..text.words import WordStatistics
 from .directory import IndexDirectory, Lease, Manifest, Staging
 from .exact import Ranked
 from .records import StorageRecord
 
-__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "Ranked", "Storage", "StorageKind", "Target",
-           "Update", "View", "WordStatistics", "lexical_texts", "storage_kind"]
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "PassageRanked", "Ranked", "Storage",
+           "StorageKind", "Target", "Update", "View", "WordStatistics", "lexical_texts",
+           "passage_rows", "storage_kind"]
+
+#: Papers ranked by their best passage: (scores, paper keys, that passage's key), best
+#: first, a paper once.
+PassageRanked = tuple[NDArray[np.float32], NDArray[np.int64], NDArray[np.int64]]
+_NO_PASSAGES: PassageRanked = (np.zeros(0, np.float32), np.zeros(0, np.int64),
+                               np.zeros(0, np.int64))
 
 #: Fields BM25 reads by default: what is embedded, plus the authors' keywords.
 DEFAULT_LEXICAL_FIELDS: tuple[str, ...] = ("title", "abstract", "keywords")
@@ -47,6 +54,14 @@ def storage_kind(manifest: Manifest) -> str:
 def lexical_texts(papers: Iterable[Paper], manifest: Manifest) -> list[str]:
     """What BM25 reads of each paper in the index of `manifest`: its lexical fields."""
     return [embedding_text(paper, manifest.text.lexical_fields) for paper in papers]
+
+
+def passage_rows(papers: Sequence[Paper], rows: Sequence[int]) -> NDArray[np.intp]:
+    """The rows of the passage vectors of `papers[rows]`, in order: a write's passage
+    vectors are those of its papers' passages, paper after paper."""
+    starts = np.cumsum([0] + [len(paper.passages) for paper in papers])
+    parts = [np.arange(starts[row], starts[row + 1]) for row in rows]
+    return np.concatenate(parts) if parts else np.zeros(0, np.intp)
 
 
 @dataclass(frozen=True)
@@ -166,6 +181,35 @@ class View(ABC):
     def words(self) -> WordStatistics:
         """The index's word statistics, for evidence."""
 
+    # -- full text: a storage that keeps no passages has none (Milvus, for now) ------------
+    @property
+    def has_passages(self) -> bool:
+        """Whether any paper of this generation was read in full."""
+        return False
+
+    def passage_dense(self, vector: NDArray[np.float32], depth: int, filters: Filters | None,
+                      exclude: NDArray[np.int64]) -> PassageRanked:
+        """The `depth` papers whose best passage is nearest `vector`, with that passage."""
+        return _NO_PASSAGES
+
+    def passage_lexical(self, text: str, depth: int, filters: Filters | None,
+                        exclude: NDArray[np.int64]) -> PassageRanked:
+        """The `depth` papers whose best passage scores highest by BM25 for `text` (the
+        statistics those of abstracts and passages together), with that passage."""
+        return _NO_PASSAGES
+
+    def passages(self, keys: Iterable[int]) -> dict[int, Passage]:
+        """The passages of passage `keys` (those held)."""
+        return {}
+
+    def paper_passages(self, key: int) -> list[Passage]:
+        """Every passage of the paper `key`, in order; [] for a paper not read in full."""
+        return []
+
+    def files(self, keys: Iterable[int]) -> dict[int, str]:
+        """The file each of `keys` was read in full from (those that were)."""
+        return {}
+
     @abstractmethod
     def check(self) -> list[str]:
         """What is wrong with this generation's data beyond its files' checksums (which
@@ -204,12 +248,14 @@ class Storage(ABC):
 
     @abstractmethod
     def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions, *, progress: bool = False
-              ) -> Manifest:
+              manifest: Manifest, options: IndexOptions, *, progress: bool = False,
+              passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         """Write `papers` (row i of `vectors` is paper i's, unit length) as the new index
         `staging`, where `where` says: `manifest` holds the model and text; the storage
         fills in its `index` and `storage` records (and its own) and commits it.
-        `progress`: a bar on stderr for what takes long (sending rows to a server)."""
+        `progress`: a bar on stderr for what takes long (sending rows to a server).
+        `passage_vectors` are the papers' passages' (`passage_rows`); a storage that
+        keeps no full text passes over them, and every write takes them alike."""
 
     @abstractmethod
     def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:
@@ -217,7 +263,8 @@ class Storage(ABC):
         `checksums`, else sizes), holding `lease` until the view is closed."""
 
     def add(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-            vectors: NDArray[np.float32]) -> Manifest | None:
+            vectors: NDArray[np.float32], passage_vectors: NDArray[np.float32] | None = None
+            ) -> Manifest | None:
         """Add the papers whose ids `newest` lacks (row i of `vectors` is paper i's) as
         the generation `staging`; its committed manifest, or None if every paper was
         there already."""
@@ -225,7 +272,9 @@ class Storage(ABC):
         fresh = [row for row, paper in enumerate(papers) if paper.id not in known]
         if not fresh:
             return None
-        return self.insert(staging, newest, [papers[row] for row in fresh], vectors[fresh])
+        chosen = None if passage_vectors is None else passage_vectors[passage_rows(papers, fresh)]
+        return self.insert(staging, newest, [papers[row] for row in fresh], vectors[fresh],
+                           chosen)
 
     def remove(self, staging: Staging, newest: Manifest,
                paper_ids: Sequence[str]) -> Manifest:
@@ -249,7 +298,8 @@ class Storage(ABC):
 
     @abstractmethod
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-               vectors: NDArray[np.float32]) -> Manifest:
+               vectors: NDArray[np.float32],
+               passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         """Add `papers`, all new, to `newest`'s data as the generation `staging`; commit
         it (`commit`) and return its manifest."""
 
@@ -261,7 +311,8 @@ class Storage(ABC):
 
     @abstractmethod
     def replace(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
-                papers: Sequence[Paper], vectors: NDArray[np.float32]) -> Manifest:
+                papers: Sequence[Paper], vectors: NDArray[np.float32],
+                passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         """Remove `keys` (all held) and add `papers` (ids new once `keys` are gone; row
         i of `vectors` is paper i's) as the one generation `staging`; commit it and
         return its manifest. How a sync changes papers in place."""

@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["VECTOR_INDEX_ENTRIES", "Addition", "IndexRules", "LocalRecord", "ModelRecord",
-           "PromptsRecord", "SegmentRecord", "StorageRecord", "TextRecord", "VectorIndexRecord"]
+__all__ = ["VECTOR_INDEX_ENTRIES", "Addition", "FullTextRecord", "IndexRules", "LocalRecord",
+           "ModelRecord", "PromptsRecord", "SegmentRecord", "StorageRecord", "TextRecord",
+           "VectorIndexRecord"]
 
 #: A write that added papers: its first key and its instant (see `local.additions`).
 Addition = tuple[int, str]
@@ -125,14 +126,32 @@ class StorageRecord:
 
 
 @dataclass(frozen=True)
+class FullTextRecord:
+    """The full text of a segment's papers: how many passages it holds (removed papers'
+    included, as their deletions are the segment's) and their vector index."""
+
+    count: int
+    index: VectorIndexRecord
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"count": self.count, "index": self.index.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FullTextRecord:
+        return cls(int(data["count"]), VectorIndexRecord.from_dict(data["index"]))
+
+
+@dataclass(frozen=True)
 class SegmentRecord:
     """One segment of a local generation: its folder's name, the papers written to it,
-    those removed since, and its vector index."""
+    those removed since, its vector index, and its papers' full text when any has one
+    (None: a segment of abstracts, recorded as before full text existed)."""
 
     name: str
     count: int
     deleted: int
     index: VectorIndexRecord
+    full_text: FullTextRecord | None = None
 
     @property
     def live(self) -> int:
@@ -140,13 +159,18 @@ class SegmentRecord:
         return self.count - self.deleted
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "count": self.count, "deleted": self.deleted,
+        data = {"name": self.name, "count": self.count, "deleted": self.deleted,
                 "index": self.index.to_dict()}
+        if self.full_text is not None:
+            data["full_text"] = self.full_text.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SegmentRecord:
+        full_text = data.get("full_text")
         return cls(str(data["name"]), int(data["count"]), int(data.get("deleted", 0)),
-                   VectorIndexRecord.from_dict(data["index"]))
+                   VectorIndexRecord.from_dict(data["index"]),
+                   FullTextRecord.from_dict(full_text) if full_text is not None else None)
 
 
 @dataclass(frozen=True)

@@ -220,6 +220,7 @@ class LexicalSearch(Tokenized):
         self._live = np.concatenate(masks) if masks else np.zeros(0, bool)
         self._count = int(self._live.sum())
         self._mean: dict[str, float] = {}
+        self._other: LexicalSearch | None = None
 
     def __len__(self) -> int:
         return self._count
@@ -233,19 +234,38 @@ class LexicalSearch(Tokenized):
             self._mean[kind] = max(total / max(self._count, 1), 1e-9)
         return self._mean[kind]
 
-    def _idf(self, kind: str, terms: NDArray[np.uint64]
-             ) -> tuple[NDArray[np.float64], list[tuple[NDArray[np.intp], NDArray[np.bool_]]]]:
-        """Lucene's BM25 idf of each of `terms` (unique) among the live papers, and where
-        each segment holds them."""
-        found = [find_terms(index.postings(kind).terms, terms) for index, _ in self._parts]
+    def share_statistics(self, other: LexicalSearch) -> None:
+        """Score with document frequencies and counts summed with `other`'s (both ways):
+        a paper's passages and abstracts are ranked against each other, so a word is as
+        rare for one as for the other."""
+        self._other, other._other = other, self
+
+    def _df(self, kind: str, terms: NDArray[np.uint64],
+            found: list[tuple[NDArray[np.intp], NDArray[np.bool_]]]) -> NDArray[np.int64]:
         df = np.zeros(len(terms), np.int64)
         for (index, live), (where, known) in zip(self._parts, found):
             df += index.postings(kind).live_df(where, known, live)
-        return lucene_idf(self._count, df), found
+        return df
+
+    def _found(self, kind: str, terms: NDArray[np.uint64]
+               ) -> list[tuple[NDArray[np.intp], NDArray[np.bool_]]]:
+        return [find_terms(index.postings(kind).terms, terms) for index, _ in self._parts]
+
+    def _idf(self, kind: str, terms: NDArray[np.uint64]
+             ) -> tuple[NDArray[np.float64], list[tuple[NDArray[np.intp], NDArray[np.bool_]]]]:
+        """Lucene's BM25 idf of each of `terms` (unique) among the live papers (and the
+        live rows of the search it shares statistics with), and where each segment holds
+        them."""
+        found = self._found(kind, terms)
+        df, count = self._df(kind, terms, found), self._count
+        if self._other is not None:
+            df = df + self._other._df(kind, terms, self._other._found(kind, terms))
+            count += self._other._count
+        return lucene_idf(count, df), found
 
     def _bm25(self, kind: str, query: NDArray[np.uint64]) -> NDArray[np.float32]:
         total = np.zeros(len(self._keys), dtype=np.float32)
-        if not self._count or not len(query):
+        if not self._count or not len(query) or not len(self._keys):
             return total
         unique, repeats = np.unique(query, return_counts=True)
         idf, found = self._idf(kind, unique)

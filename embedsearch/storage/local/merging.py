@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import SegmentRecord
+from .fulltext import merged_batch
 from .lexical import Postings
 from .segment import Segment, write_segment
 from .vectors import VectorIndex
@@ -81,11 +82,13 @@ def plan_merge(records: Sequence[SegmentRecord], policy: MergePolicy) -> list[st
 def merge_segments(folder: Path, name: str,
                    parts: Sequence[tuple[Segment, NDArray[np.int64]]],
                    index_for: Callable[[int], VectorIndex],
+                   passage_index_for: Callable[[int], VectorIndex],
                    replaced: tuple[NDArray[np.int64], NDArray[np.float32]] | None = None
                    ) -> SegmentRecord:
     """Write the live papers of `parts` (each a segment and its deleted keys) as the new
-    segment `name` in `folder`, in key order, its vector index `index_for(count)`; with
-    `replaced` (keys, vectors), those keys' vectors are stored in place of theirs."""
+    segment `name` in `folder`, in key order, its vector index `index_for(count)` (and
+    its passages' `passage_index_for(count)`); with `replaced` (keys, vectors), those
+    keys' vectors are stored in place of theirs."""
     masks = [segment.live(deleted) for segment, deleted in parts]
     live = [segment.keys() if mask is None else segment.keys()[mask]
             for (segment, _), mask in zip(parts, masks)]
@@ -102,5 +105,8 @@ def merge_segments(folder: Path, name: str,
         papers.update(segment.store.papers(held))
     lexical = Postings.merged([(segment.lexical, mask)
                                    for (segment, _), mask in zip(parts, masks)])
+    dim = vectors.shape[1]
+    batch = merged_batch([(segment.full_text, deleted) for segment, deleted in parts], dim)
+    full_text = (batch, passage_index_for(len(batch.keys))) if batch else None
     return write_segment(folder / name, name, keys, [papers[int(key)] for key in keys],
-                         vectors, lexical, index_for(len(keys)))
+                         vectors, lexical, index_for(len(keys)), full_text)

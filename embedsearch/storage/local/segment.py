@@ -6,6 +6,7 @@
       lexical.npz       its BM25 postings
       deletions.npy     the keys of its papers removed since (absent: none), written anew
                         by the generation that removes one
+      passages/         its papers' full text, when any was read in full (`fulltext`)
 
 A generation lists its segments in the manifest (`LocalRecord.segments`); the next one
 shares every file it keeps by hard link and writes only what it adds: a new segment for
@@ -27,6 +28,7 @@ from numpy.typing import NDArray
 
 from ...papers import Paper
 from ..records import SegmentRecord
+from .fulltext import FullText, PassageBatch, load_full_text, write_full_text
 from .lexical import Postings
 from .paper_store import STORE_FILE, PaperStore
 from .vectors import VectorIndex, load_index
@@ -51,14 +53,16 @@ def files_of(record: SegmentRecord, files: Mapping[str, Any]) -> list[str]:
 @dataclass
 class Segment:
     """One segment open for reading: its vector and lexical indexes in memory and its
-    paper store open read-only. Shared by every view of a generation that lists it
-    (`identity` tells two segments of one name apart across a rebuild or restore)."""
+    paper store open read-only, and its papers' passages when any was read in full.
+    Shared by every view of a generation that lists it (`identity` tells two segments
+    of one name apart across a rebuild or restore)."""
 
     name: str
     identity: str
     vectors: VectorIndex
     lexical: Postings
     store: PaperStore
+    full_text: FullText | None = None
 
     def keys(self) -> NDArray[np.int64]:
         """Every key written to the segment, deleted ones included, ascending."""
@@ -71,16 +75,26 @@ class Segment:
 
     def close(self) -> None:
         self.store.close()
+        if self.full_text is not None:
+            self.full_text.close()
 
 
 def load_segment(folder: Path, record: SegmentRecord, identity: str, dim: int) -> Segment:
     """The segment `record` whose files are in `folder`."""
     store = PaperStore.open(folder / STORE_FILE)
     try:
-        return Segment(record.name, identity, load_index(folder, record.index, dim),
-                       Postings.load(folder), store)
+        full_text = (load_full_text(folder, record.full_text, dim)
+                     if record.full_text is not None else None)
     except BaseException:
         store.close()
+        raise
+    try:
+        return Segment(record.name, identity, load_index(folder, record.index, dim),
+                       Postings.load(folder), store, full_text)
+    except BaseException:
+        store.close()
+        if full_text is not None:
+            full_text.close()
         raise
 
 
@@ -99,18 +113,20 @@ def write_deletions(folder: Path, keys: NDArray[np.int64]) -> None:
 
 
 def write_segment(folder: Path, name: str, keys: NDArray[np.int64], papers: Sequence[Paper],
-                  vectors: NDArray[np.float32], lexical: Postings,
-                  index: VectorIndex) -> SegmentRecord:
+                  vectors: NDArray[np.float32], lexical: Postings, index: VectorIndex,
+                  full_text: tuple[PassageBatch, VectorIndex] | None = None) -> SegmentRecord:
     """Write a new segment of `papers` (keys ascending; row i of `vectors` is paper i's)
     into `folder`, with `lexical` its postings and `index` its vector index (empty, of
-    the type its size calls for); the manifest's record of it."""
+    the type its size calls for), and `full_text`'s passages with theirs; the
+    manifest's record of it."""
     folder.mkdir(parents=True)
     with PaperStore.transaction(folder / STORE_FILE, create=True) as store:
         store.insert(keys, papers)
     index.add(keys, vectors)
     index.save(folder)
     lexical.save(folder)
-    return SegmentRecord(name, len(keys), 0, index.meta())
+    text = write_full_text(folder, *full_text) if full_text is not None else None
+    return SegmentRecord(name, len(keys), 0, index.meta(), text)
 
 
 class OpenSegments:

@@ -24,6 +24,7 @@ from ..base import IndexOptions, Storage, View, lexical_texts
 from ..directory import Lease, Manifest, Staging
 from ..records import IndexRules, LocalRecord, SegmentRecord, StorageRecord
 from .additions import recorded
+from .fulltext import PassageBatch
 from .lexical import Postings
 from .merging import MergePolicy, merge_segments, plan_merge
 from .paper_store import STORE_FILE, PaperStore
@@ -61,13 +62,16 @@ class LocalStorage(Storage):
         _empty_index(options, dim, count)  # an unknown type or bad parameter fails here
 
     def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions, *, progress: bool = False
-              ) -> Manifest:
+              manifest: Manifest, options: IndexOptions, *, progress: bool = False,
+              passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         keys = np.arange(1, len(papers) + 1, dtype=np.int64)
         name = segment_name(staging.generation, 1)
         lexical = Postings.build(keys, lexical_texts(papers, manifest))
+        dim = vectors.shape[1]
+        batch = PassageBatch.of(keys, papers, passage_vectors, dim)
+        full_text = (batch, _empty_index(options, dim, len(batch.keys))) if batch else None
         record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
-                               _empty_index(options, vectors.shape[1], len(papers)))
+                               _empty_index(options, dim, len(papers)), full_text)
         rules = IndexRules(auto=options.index_type == "auto", requested=options.index_type,
                            overrides=dict(options.index_params or {}),
                            exact_max=_exact_max(options), memory_budget=options.memory_budget)
@@ -103,9 +107,10 @@ class LocalStorage(Storage):
         return found
 
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-               vectors: NDArray[np.float32]) -> Manifest:
+               vectors: NDArray[np.float32],
+               passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         self._carry(newest, staging, newest.local.segments)
-        manifest = self._appended(staging, newest, papers, vectors)
+        manifest = self._appended(staging, newest, papers, vectors, passage_vectors)
         return self._commit(staging, self._merge_as_planned(staging, manifest))
 
     def delete(self, staging: Staging, newest: Manifest,
@@ -114,24 +119,28 @@ class LocalStorage(Storage):
         return self._commit(staging, self._merge_as_planned(staging, manifest))
 
     def replace(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
-                papers: Sequence[Paper], vectors: NDArray[np.float32]) -> Manifest:
+                papers: Sequence[Paper], vectors: NDArray[np.float32],
+                passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         """One generation without `keys` and with `papers`: readers see the old papers
         or the new ones, never neither."""
         manifest = self._deleted(staging, newest, keys)
         if papers:
-            manifest = self._appended(staging, manifest, papers, vectors)
+            manifest = self._appended(staging, manifest, papers, vectors, passage_vectors)
         return self._commit(staging, self._merge_as_planned(staging, manifest))
 
     def _appended(self, staging: Staging, manifest: Manifest, papers: Sequence[Paper],
-                  vectors: NDArray[np.float32]) -> Manifest:
+                  vectors: NDArray[np.float32],
+                  passage_vectors: NDArray[np.float32] | None) -> Manifest:
         """`manifest` with a new segment of `papers`, written into `staging`."""
         own = manifest.local
         keys = np.arange(own.next_key, own.next_key + len(papers), dtype=np.int64)
         name = _next_name(staging)
         lexical = Postings.build(keys, lexical_texts(papers, manifest))
+        batch = PassageBatch.of(keys, papers, passage_vectors, manifest.model.dim)
+        full_text = (batch, _passage_index(manifest, len(batch.keys))) if batch else None
         record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
                                _segment_index(manifest, len(papers),
-                                              manifest.count + len(papers)))
+                                              manifest.count + len(papers)), full_text)
         own = dataclasses.replace(own, segments=(*own.segments, record),
                                   next_key=int(keys[-1]) + 1,
                                   additions=recorded(own.additions, int(keys[0])))
@@ -216,7 +225,7 @@ class LocalStorage(Storage):
             total = sum(record.live for record in own.segments)
             record = merge_segments(staging.dir, merged, parts,
                                     lambda size: _segment_index(manifest, size, total),
-                                    replaced)
+                                    partial(_passage_index, manifest), replaced)
         finally:
             for segment, _ in parts:
                 segment.close()
@@ -281,3 +290,11 @@ def _segment_index(manifest: Manifest, size: int, total: int) -> VectorIndex:
                               memory_budget=rules.memory_budget, dim=dim)
     overrides = dict(rules.overrides) if kind == rules.requested else None
     return create_index(kind, dim, size, overrides)
+
+
+def _passage_index(manifest: Manifest, size: int) -> VectorIndex:
+    """An empty vector index for a segment's `size` passages: the type the papers'
+    rules pick for a segment of that size, as if the index held only its passages."""
+    return _segment_index(manifest, size, max(size, sum(
+        record.full_text.count for record in manifest.local.segments
+        if record.full_text is not None)))

@@ -14,12 +14,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...filters import Filters
-from ...papers import Paper, normalise_title
-from ..base import Ranked, View, WordStatistics
+from ...papers import Paper, Passage, normalise_title
+from ..base import PassageRanked, Ranked, View, WordStatistics
 from ..directory import Lease, Manifest
 from ..records import SegmentRecord
 from .additions import added_at, first_key_after
+from .fulltext import full_text_problems, owners
 from .lexical import LexicalSearch
+from .passage_search import PassageSearch
 from .segment import Segment
 
 __all__ = ["LocalView"]
@@ -38,6 +40,10 @@ class LocalView(View):
         #: BM25 over every segment, the statistics those of the live papers.
         self.lexical_search = LexicalSearch([(s.lexical, live)
                                             for s, live in zip(self.segments, self._live)])
+        # Passages only where a paper was read in full: an index of abstracts alone
+        # ranks exactly as before full text existed.
+        self._passages = (PassageSearch(self.segments, self._deleted, self.lexical_search)
+                          if any(s.full_text is not None for s in self.segments) else None)
         self._count = sum(len(s.vectors) - len(d) for s, d in segments)
         self._keys: NDArray[np.int64] | None = None
         self._allowed: tuple[Filters, list[NDArray[np.int64]]] | None = None
@@ -199,6 +205,51 @@ class LocalView(View):
     def words(self) -> WordStatistics:
         return self.lexical_search
 
+    @property
+    def has_passages(self) -> bool:
+        return bool(self._passages)
+
+    def passage_dense(self, vector: NDArray[np.float32], depth: int, filters: Filters | None,
+                      exclude: NDArray[np.int64]) -> PassageRanked:
+        if not self._passages:
+            return super().passage_dense(vector, depth, filters, exclude)
+        return self._passages.dense(vector, depth, self._allowed_keys(filters), exclude)
+
+    def passage_lexical(self, text: str, depth: int, filters: Filters | None,
+                        exclude: NDArray[np.int64]) -> PassageRanked:
+        if not self._passages:
+            return super().passage_lexical(text, depth, filters, exclude)
+        allowed = self._allowed_keys(filters)
+        admitted = None if allowed is None else np.concatenate(allowed)
+        return self._passages.lexical_ranked(text, depth, admitted, exclude)
+
+    def passages(self, keys: Iterable[int]) -> dict[int, Passage]:
+        wanted = np.fromiter(keys, dtype=np.int64)
+        found: dict[int, Passage] = {}
+        for at, positions in enumerate(self._where(owners(wanted))):
+            text = self.segments[at].full_text
+            if text is not None and len(positions):
+                held = self._held(at, owners(wanted[positions]).tolist())
+                chosen = wanted[positions][np.isin(owners(wanted[positions]), held)]
+                found.update(text.store.passages(chosen.tolist()))
+        return found
+
+    def paper_passages(self, key: int) -> list[Passage]:
+        for at, positions in enumerate(self._where(np.array([key], np.int64))):
+            text = self.segments[at].full_text
+            if len(positions) and text is not None and self._held(at, [key]):
+                return [passage for _, passage in text.store.of_paper(key)]
+        return []
+
+    def files(self, keys: Iterable[int]) -> dict[int, str]:
+        wanted = np.fromiter(keys, dtype=np.int64)
+        found: dict[int, str] = {}
+        for at, positions in enumerate(self._where(wanted)):
+            text = self.segments[at].full_text
+            if text is not None and len(positions):
+                found.update(text.store.files(self._held(at, wanted[positions].tolist())))
+        return found
+
     def check(self) -> list[str]:
         problems = []
         for segment, deleted, record in zip(self.segments, self._deleted,
@@ -239,4 +290,4 @@ def _segment_problems(segment: Segment, deleted: NDArray[np.int64],
     integrity = segment.store.integrity()
     if integrity != "ok":
         problems.append(f"{name}: the paper store is damaged: {integrity}")
-    return problems
+    return problems + full_text_problems(segment.full_text, record.full_text, stored, name)

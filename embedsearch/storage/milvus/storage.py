@@ -71,8 +71,9 @@ class MilvusStorage(Storage):
                                    "pass --overwrite to replace it")
 
     def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions, *, progress: bool = False
-              ) -> Manifest:
+              manifest: Manifest, options: IndexOptions, *, progress: bool = False,
+              passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
+        # A collection keeps each paper's abstract only (full text: the local storage).
         settings = {k: v for k, v in self.where.settings.items() if k != "physical"}
         uri, alias = settings["uri"], check_name(settings["collection"])
         hnsw = check_index_params(options.index_params)
@@ -146,7 +147,8 @@ class MilvusStorage(Storage):
         return self._checked(manifest).oldest(physical_name(manifest), "paper_id", paper_ids)
 
     def insert(self, staging: Staging, newest: Manifest, papers: Sequence[Paper],
-               vectors: NDArray[np.float32]) -> Manifest:
+               vectors: NDArray[np.float32],
+               passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         return self.replace(staging, newest, np.array([], dtype=np.int64), papers, vectors)
 
     def delete(self, staging: Staging, newest: Manifest,
@@ -154,7 +156,8 @@ class MilvusStorage(Storage):
         return self.replace(staging, newest, keys, [], np.zeros((0, 0), dtype=np.float32))
 
     def replace(self, staging: Staging, newest: Manifest, keys: NDArray[np.int64],
-                papers: Sequence[Paper], vectors: NDArray[np.float32]) -> Manifest:
+                papers: Sequence[Paper], vectors: NDArray[np.float32],
+                passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         """Milvus changes the collection in place, so readers may see the removal before
         the insert; the word counts and count are published once, after both."""
         connection, name = self._checked(newest), physical_name(newest)
