@@ -101,7 +101,8 @@ class SearchEngine(OpenIndex):
               executor: Executor | None = None, vectors: np.ndarray | None = None,
               storage: Target | None = None, allow_title_only: bool = False,
               overwrite: bool = False, progress: bool = False,
-              wait: float | None = DEFAULT_WAIT) -> SearchEngine:
+              wait: float | None = DEFAULT_WAIT,
+              passage_vectors: np.ndarray | None = None) -> SearchEngine:
         """Encode `papers` into a new index at `out` and open it.
 
         Args:
@@ -125,6 +126,8 @@ class SearchEngine(OpenIndex):
                 default, or a Ray cluster (`embedsearch.encoding.RayExecutor`).
             vectors: the papers' embeddings, already made by this model and backend, in
                 the order of `papers`: nothing is encoded.
+            passage_vectors: likewise for the passages of papers read in full
+                (`Paper.passages`), paper after paper.
             storage: where vectors, words and papers live: files in `out` (`None` or
                 `Local()`) or a Milvus collection (`Milvus(uri, collection)`).
             allow_title_only: index papers without an abstract on their titles
@@ -153,7 +156,8 @@ class SearchEngine(OpenIndex):
 
         made = new_index(directory, papers_from_records(papers), encoder, options,
                          allow_title_only=allow_title_only, vectors=vectors, target=storage,
-                         overwrite=overwrite, progress=progress, wait=wait, executor=executor)
+                         overwrite=overwrite, progress=progress, wait=wait, executor=executor,
+                         passage_vectors=passage_vectors)
         return cls(directory, verify=False, cache_dir=cache_dir, encoder=made,
                    secrets=storage.secrets() if storage else None)
 

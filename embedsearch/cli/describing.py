@@ -20,6 +20,9 @@ def add_commands(command: Declare) -> None:
     showing.add_argument("paper_id", metavar="PAPER_ID")
     add_index(showing)
     showing.add_argument("--json", action="store_true", help="the paper as one JSON object")
+    showing.add_argument("--passages", action="store_true",
+                         help="also its passages, each with its page and section, for a "
+                              "paper read in full (a PDF): what a citation points at")
     showing.set_defaults(run=show)
 
     describing = command("info", "Describe an index: size, model, index type, files.")
@@ -37,7 +40,10 @@ def add_commands(command: Declare) -> None:
 
 
 def show(args: argparse.Namespace) -> None:
-    output.paper(open_index(args).get(args.paper_id), json_lines=args.json)
+    engine = open_index(args)
+    found = engine.get(args.paper_id)
+    output.paper(found, json_lines=args.json,
+                 passages=engine.passages(args.paper_id) if args.passages else None)
 
 
 def info(args: argparse.Namespace) -> None:

@@ -22,7 +22,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from ..papers import first_sentence
+from ..papers import Passage, first_sentence
 from ..search.results import hit_record
 from ..text import plain_text
 
@@ -183,11 +183,13 @@ def results(batches: Sequence[tuple[Sequence[Hit], dict[str, Any]]], shape: str,
         hits(found, json_lines=shape == "jsonl", out=out, **extra)
 
 
-def paper(record: Paper, *, json_lines: bool, out: IO[str] | None = None) -> None:
-    """Print one paper in full."""
+def paper(record: Paper, *, json_lines: bool, out: IO[str] | None = None,
+          passages: Sequence[Passage] | None = None) -> None:
+    """Print one paper in full, and its `passages` when given."""
     out = out or sys.stdout
     if json_lines:
-        _json_line(record.to_dict(), out)
+        extra = {} if passages is None else {"passages": [p.to_dict() for p in passages]}
+        _json_line({**record.to_dict(), **extra}, out)
         return
     width = _width()
     title = _muted(_title(record), record, out.isatty())
@@ -201,6 +203,12 @@ def paper(record: Paper, *, json_lines: bool, out: IO[str] | None = None) -> Non
             lines.append(f"{label}: {value}")
     abstract = textwrap.fill(plain_text(record.abstract), width)
     out.write("\n".join(lines) + "\n\n" + abstract + "\n")
+    if passages is not None:
+        out.write(f"\n{counted(len(passages), 'passage')} (read in full)\n" if passages else
+                  "\nNo passages: the paper is known by its abstract.\n")
+        for passage in passages:
+            out.write(textwrap.fill(f"{passage.where or '?'}: {passage.text}", width,
+                                    subsequent_indent="    ") + "\n")
 
 
 def info(summary: IndexInfo, *, json_lines: bool, out: IO[str] | None = None) -> None:

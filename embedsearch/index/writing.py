@@ -106,7 +106,8 @@ def new_index(directory: IndexDirectory, papers: Sequence[Paper],
               options: IndexOptions = IndexOptions(), *,
               allow_title_only: bool = False, vectors: np.ndarray | None = None,
               target: Target | None = None, overwrite: bool = False, progress: bool = False,
-              wait: float | None = DEFAULT_WAIT, executor: Executor | None = None) -> Encoder:
+              wait: float | None = DEFAULT_WAIT, executor: Executor | None = None,
+              passage_vectors: np.ndarray | None = None) -> Encoder:
     """`build_index` for `SearchEngine.build`: the papers are checked before `encoder`
     is made, as making one may load a model and time the runtimes. It is given how many
     papers it will encode (0 with `vectors`) and, with `overwrite`, the model record of
@@ -116,7 +117,8 @@ def new_index(directory: IndexDirectory, papers: Sequence[Paper],
     made = encoder(len(papers) if vectors is None else 0,
                    _built_with(directory) if overwrite else None)
     build_index(directory, papers, made, options, target=target, vectors=vectors,
-                overwrite=overwrite, progress=progress, wait=wait, executor=executor)
+                overwrite=overwrite, progress=progress, wait=wait, executor=executor,
+                passage_vectors=passage_vectors)
     return made
 
 
@@ -132,6 +134,7 @@ def build_index(
     progress: bool = False,
     wait: float | None = DEFAULT_WAIT,
     executor: Executor | None = None,
+    passage_vectors: np.ndarray | None = None,
 ) -> Manifest:
     """Encode `papers` and write them as a new index whose data lives at `target`
     (replacing one if `overwrite`, waiting up to `wait` seconds for another writer of it
@@ -140,6 +143,7 @@ def build_index(
 
     `vectors` skips the encoding: row i must be paper i's embedding by this very
     encoder (a corpus's published embeddings, say); they are normalised here.
+    `passage_vectors` does the same for the papers' passages, paper after paper.
     """
     fields = check_fields(options.fields)
     lexical_fields = check_fields(options.lexical_fields, "--lexical-fields")
@@ -155,7 +159,10 @@ def build_index(
         storage.check_build(options, len(papers), encoder.dim, overwrite=overwrite)
         vectors = (_encode(encoder, papers, fields, progress, executor) if vectors is None
                    else _given_vectors(vectors, len(papers), encoder.dim))
-        passages = encode_passages(encoder, papers, progress=progress, executor=executor)
+        count = sum(len(paper.passages) for paper in papers)
+        passages = (encode_passages(encoder, papers, progress=progress, executor=executor)
+                    if passage_vectors is None else
+                    _given_vectors(passage_vectors, count, encoder.dim) if count else None)
         with directory.write(replace=overwrite, wait=wait) as staging:
             manifest = Manifest(model=model_record(encoder),
                                 text=TextRecord(fields, lexical_fields), count=len(papers),

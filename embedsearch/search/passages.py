@@ -48,6 +48,14 @@ class PassageEvidence:
         return {int(paper): (float(score), int(key))
                 for score, paper, key in zip(*ranked)}
 
+    def best_cosines(self, keys: NDArray[np.int64], cosines: NDArray[np.float32]
+                     ) -> NDArray[np.float32]:
+        """Each paper's cosine to the query raised to its best passage's, where the
+        dense side found one that beats its abstract."""
+        dense = self._best(self.dense)
+        return np.array([max(float(value), dense.get(key, (-1.0, 0))[0])
+                         for key, value in zip(keys.tolist(), cosines.tolist())], np.float32)
+
     def winners(self, keys: NDArray[np.int64], cosines: NDArray[np.float32] | None,
                 bm25: NDArray[np.float32] | None
                 ) -> tuple[list[int | None], NDArray[np.float32] | None,

@@ -188,7 +188,7 @@ class Retriever:
         # replaced in `_hits` by each hit's cosine to its nearest library paper.
         vectors = view.vectors(ranked[1]) if rescale or diverse else None
         if rescale and vectors is not None and vector is not None:
-            cosines = evidence.winners(ranked[1], vectors @ vector, None)[1]
+            cosines = evidence.best_cosines(ranked[1], vectors @ vector)
             ranked = cosine_scale(ranked[0], cosines), ranked[1]
         if diverse and vectors is not None:
             # MMR chooses which k papers, weighing the cosine to the query against the

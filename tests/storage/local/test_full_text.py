@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,3 +162,18 @@ def test_writes_keep_the_passages_of_the_papers_they_keep(
         assert hit.id == "second" and hit.passage is not None and hit.passage.page == 3
         assert engine.passages("second") == list(host_paper(donors, "second").passages)
         assert engine.check().problems == []
+
+
+def test_the_command_line_names_the_page_and_lists_passages(
+        full_index: Path, corpus: tuple[list[Paper], list[Paper]], cli: Any) -> None:
+    found = cli("search", corpus[1][2].title, "--index", full_index, "-k", "1")
+    assert found.code == 0 and "p. 102 (§3 Part 3): " in found.out
+    shown = cli("show", "host", "--index", full_index, "--passages")
+    assert shown.code == 0 and f"{2 * DONORS} passages (read in full)" in shown.out
+    assert "p. 100 (§1 Part 1): " in shown.out
+    record = json.loads(cli("show", "host", "--index", full_index, "--passages",
+                            "--json").out)
+    pages = [passage.page for passage in host_paper(corpus[1]).passages]
+    assert [passage["page"] for passage in record["passages"]] == pages
+    plain = cli("show", corpus[0][0].id, "--index", full_index, "--passages")
+    assert "No passages: the paper is known by its abstract." in plain.out
