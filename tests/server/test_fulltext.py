@@ -9,54 +9,20 @@ seed papers' abstracts, one section a page, read from a real PDF typeset here.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
-from reportlab.lib.pagesizes import A4
-from reportlab.pdfgen import canvas
 
 from embedsearch import Paper, SearchEngine
 from embedsearch.bundled import corpus_files
 from embedsearch.readers import read_papers
 from embedsearch.server import create_app
-from tests.storage.local.test_full_text import host_paper
+from tests.fulltext import DONOR, fulltext_papers
 
 LOCAL = "http://localhost"
 READ = "read-token-0123456789abcdef"
-DONOR = 2  # the donor whose abstract is section 3 on PDF page 4, printed page 102
-
-
-def write_pdf(path: Path, paper: Paper) -> Path:
-    """A real PDF of `paper`'s passages, each on the page its record names."""
-    pdf = canvas.Canvas(str(path), pagesize=A4)
-    pages: dict[int, list[str]] = {}
-    for passage in paper.passages:
-        pages.setdefault(passage.page or 1, []).append(passage.text)
-    for number in range(1, max(pages) + 1):
-        text = pdf.beginText(50, 780)
-        for line in pages.get(number, [paper.title]):
-            text.textLine(line[:90])
-        pdf.drawText(text)
-        pdf.showPage()
-    pdf.save()
-    return path
-
-
-def fulltext_papers(folder: Path) -> tuple[list[Paper], list[Paper]]:
-    """The index's papers (25 abstracts; "host" with its PDF; "lost", whose PDF is gone;
-    "notpdf", whose file is text) and the donors whose abstracts are host's body."""
-    seed = read_papers(corpus_files())
-    abstracts, donors = seed[:25], seed[25:30]
-    host = host_paper(donors)
-    host = replace(host, file=str(write_pdf(folder / "host.pdf", host)))
-    lost = replace(host_paper(donors[:1], "lost"), file=str(folder / "gone.pdf"))
-    text = folder / "notes.txt"
-    text.write_text("%PDF? no, plain notes", encoding="utf-8")
-    notpdf = replace(host_paper(donors[1:2], "notpdf"), file=str(text))
-    return [*abstracts, host, lost, notpdf], donors
 
 
 @pytest.fixture(scope="module")
