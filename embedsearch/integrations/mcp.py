@@ -10,7 +10,8 @@
 file paths are not this machine's to read. Five read-only tools, `search`, `similar`,
 `recommend`, `get` and `info`, call the engine's public API only. Each answers in
 plain text sized for a model's context (`Shape`): per paper its id, title, venue,
-year, score and evidence sentence, the abstract only with `detail="full"`, and never
+year, score and evidence sentence, for a paper read in full the passage it was found in
+with its page and section, the abstract only with `detail="full"`, and never
 more than `max_chars` characters, saying so where it cuts. An error of ours is a tool
 error carrying the one-line message the command line prints.
 """
@@ -18,7 +19,7 @@ error carrying the one-line message the command line prints.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -43,13 +44,13 @@ from .._version import __version__
 from ..engine import SearchEngine
 from ..exporting import to_bibtex
 from ..filters import Filters
-from ..papers import Paper
+from ..papers import Paper, Passage
 from ..readers import read_bibliography
 from ..search.results import Hit, Hits
 from ..search.retrieval import MAX_QUERY_CHARS
 
-__all__ = ["EVIDENCE_CHARS", "MAX_CHARS", "MAX_K", "QUERY_CHARS", "TOOLS", "Shape",
-           "create_server"]
+__all__ = ["EVIDENCE_CHARS", "MAX_CHARS", "MAX_K", "PASSAGE_CHARS", "QUERY_CHARS", "TOOLS",
+           "Shape", "create_server"]
 
 #: The most characters one call answers: about 4,000 tokens, a small share of any
 #: assistant's context, and under the 25,000-token cap some clients put on a tool result.
@@ -57,6 +58,10 @@ MAX_CHARS = 16_000
 #: An evidence sentence longer than this is cut at a word: ten brief hits then stay
 #: under 4,000 characters (an abstract without full stops is one long "sentence").
 EVIDENCE_CHARS = 200
+#: A hit's passage is shown up to this many characters, around its evidence sentence:
+#: a passage is a window of a few sentences (500-900 characters), and 400 keeps ten
+#: brief hits near 6,000 characters, the sentence that matched with its neighbours.
+PASSAGE_CHARS = 400
 _AUTHORS = 8  # listed in full; more become "et al."
 #: An answer's first line names its query, cut at a word beyond this: the assistant sent
 #: the query and needs no echo of a pasted abstract (5,000 characters, say) in its context.
@@ -95,6 +100,8 @@ Text = Annotated[str, Field(description="or a passage to match")]
 Entries = Annotated[tuple[str, ...], Field(description="ids or titles of papers")]
 File = Annotated[str, Field(description="or a .bib, .ris, ... file (local server only)")]
 PaperId = Annotated[str, Field(min_length=1, description="a paper id")]
+Passages = Annotated[bool, Field(description="with its passages")]
+FromPassage = Annotated[int, Field(ge=1)]  # named plainly enough: each word costs
 
 
 class _Server(MCPServer):
@@ -186,10 +193,16 @@ def create_server(engine: SearchEngine, *, local: bool = False,
         return _answer(run, local)
 
     @server.tool(annotations=_READ_ONLY, structured_output=False)
-    def get(id: PaperId) -> CallToolResult:
-        """One paper in full, with its BibTeX."""
+    def get(id: PaperId, passages: Passages = False,
+            from_passage: FromPassage = 1) -> CallToolResult:
+        """One paper in full, with its BibTeX (and its passages, to quote and cite)."""
         def run() -> str:
             paper = engine.get(id)
+            if not local:  # as the HTTP API shows a paper: the server's paths are its own
+                paper = replace(paper, file="")
+            if passages:
+                return shape.passages(paper, to_bibtex([paper]), engine.passages(id),
+                                      from_passage)
             return shape.paper(paper, to_bibtex([paper]))
         return _answer(run, local)
 
@@ -250,11 +263,37 @@ def _where(paper: Paper) -> str:
     return ", ".join(parts)
 
 
+def _located(passage: Passage) -> str:
+    """"p. 102 (§3 Results), PDF page 4": the printed page to cite, and the file's page
+    to open where the two differ."""
+    where = passage.where or "passage"
+    if passage.page is not None and passage.page_label not in ("", str(passage.page)):
+        where += f", PDF page {passage.page}"
+    return where
+
+
+def _excerpt(text: str, anchor: str, limit: int) -> str:
+    """`text` on one line, or at most `limit` characters of it around `anchor` (the
+    evidence sentence) cut at words, with an ellipsis at each cut end."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    at = text.find(" ".join(anchor.split())) if anchor else -1
+    start = max(0, min(at, len(text) - limit + 2)) if at > 0 else 0
+    if start:  # from a word's start, not its middle
+        start = text.find(" ", start - 1) + 1 or start
+    cut = _clip(text[start:], limit - (1 if start else 0))
+    return ("…" if start else "") + cut
+
+
 def _hit(hit: Hit, full: bool) -> str:
     paper = hit.paper
     where = f" ({_where(paper)})" if _where(paper) else ""
     lines = [f"{hit.rank}. {paper.id} | {paper.title}{where} | score {hit.score:.3f}"]
-    if hit.evidence:
+    if hit.passage is not None:
+        lines.append(f"   {_located(hit.passage)}: "
+                     f"{_excerpt(hit.passage.text, hit.evidence or '', PASSAGE_CHARS)}")
+    elif hit.evidence:
         lines.append(f"   > {_clip(hit.evidence, EVIDENCE_CHARS)}")
     if full:
         if paper.authors:
@@ -291,6 +330,30 @@ class Shape:
                            for name, value in fields.items())
         return self._fit("", [record, f"BibTeX:\n{bibtex.strip()}"], "part",
                          "the abstract is too long to show whole")
+
+    def passages(self, paper: Paper, bibtex: str, passages: list[Passage],
+                 first: int = 1) -> str:
+        """The paper (in half the budget at most) and its passages from the `first`,
+        each with its page and section, as many as fit; the note says which were
+        shown and how to ask for the next."""
+        head = Shape(self.max_chars // 2).paper(paper, bibtex)
+        if not passages:
+            return f"{head}\nPassages: none; the index knows this paper by its abstract."
+        if first > len(passages):
+            return (f"{head}\nPassages: it has {_counted(len(passages), 'passage')}; "
+                    f"from_passage={first} is past the last.")
+        title = f"{head}\nPassages ({len(passages)}):"
+        lines, used = [title], len(title)
+        for number, passage in enumerate(passages[first - 1:], start=first):
+            line = f"[{number}] {_located(passage)}: {' '.join(passage.text.split())}"
+            if used + 1 + len(line) > self.max_chars - 120 and len(lines) > 1:
+                return "\n".join(lines) + (
+                    f"\n[cut at {self.max_chars:,} characters: passages {first}-"
+                    f"{number - 1} of {len(passages)} shown, {len(passages) - number + 1} "
+                    f"left out; ask again with from_passage={number}]")
+            lines.append(line[:self.max_chars - 120 - used - 1])
+            used += 1 + len(lines[-1])
+        return "\n".join(lines)
 
     def info(self, data: dict[str, Any]) -> str:
         shown = ("index", "count", "model", "encoder_backend", "index_type", "fields",

@@ -35,6 +35,7 @@ from .apierror import ApiError
 from .assistant import assistant
 from .batching import SearchBatcher
 from .bibliography import bibliography_routes, papers_in
+from .fulltext import fulltext_routes
 from .maps import MapService
 from .schemas import (
     LIMITS,
@@ -368,7 +369,9 @@ def create_app(engine: SearchEngine, *, allow_writes: bool = False, compute_map:
     reads = _bearer(access.read_token is not None)
     writes = _bearer(access.token is not None or access.read_token is not None)
     writer = _write_routes(engine, maps, allow_writes, write_wait)
-    routers = [(_search_routes(engine, batcher), reads), (_paper_routes(engine), reads),
+    # The full-text routes before the paper's: /papers/{id} would take their paths too.
+    routers = [(_search_routes(engine, batcher), reads), (fulltext_routes(engine), reads),
+               (_paper_routes(engine), reads),
                (bibliography_routes(engine), reads), (watch_routes(engine), reads),
                (writer, writes), (_service_routes(engine, maps, allow_writes), reads),
                (_page_routes(), [])]

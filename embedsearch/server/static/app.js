@@ -180,7 +180,9 @@
     const { render, snippet } = ES.rich;
     const mapHref = `#/map?${new URLSearchParams({ ...(query ? { q: query } : {}), focus: hit.id })}`;
     let text = null;
-    if (hit.evidence) {
+    if (hit.passage) {
+      text = ES.passage.view(hit); // a paper read in full: the passage, its page, the PDF
+    } else if (hit.evidence) {
       text = el("p", { class: "snippet evidence", title: "the sentence that best matches" },
         render(hit.evidence, { terms: hit.evidence_terms || [], inline: true }));
     } else if (hit.abstract) {
@@ -385,7 +387,7 @@
     }
   }
 
-  Object.assign(ES, { api, fillForm, searchParams, findHits, quoted, route, render, resultList });
+  Object.assign(ES, { api, authorizedFetch, TOKEN_KEY, fillForm, searchParams, findHits, quoted, route, render, resultList });
   $("#search-form").addEventListener("submit", onSubmit);
   $("#q").addEventListener("input", checkLength);
   document.addEventListener("keydown", onKey);
