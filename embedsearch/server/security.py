@@ -54,6 +54,10 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';
        "form-action 'self'; frame-ancestors 'none'")
 _HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
             (b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer")]
+# A paper's PDF (GET /papers/ID/file) is shown by the browser's PDF viewer, which a
+# document policy of object-src 'none' would refuse to load: it keeps only the framing
+# rule (no other site may frame it); a PDF runs no script of this origin's.
+_PDF_HEADERS = [(b"content-security-policy", b"frame-ancestors 'none'"), *_HEADERS[1:]]
 # The page shell, its assets and the API's description: no data, so no token.
 _PUBLIC = frozenset({"/", "/docs", "/openapi.json"})
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -190,7 +194,9 @@ class SecurityHeaders:
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), *_HEADERS]
+                headers = list(message.get("headers", ()))
+                pdf = (b"content-type", b"application/pdf") in headers
+                message["headers"] = [*headers, *(_PDF_HEADERS if pdf else _HEADERS)]
             await send(message)
 
         await self.app(scope, receive, with_headers)

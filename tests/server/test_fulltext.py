@@ -81,6 +81,10 @@ def test_the_file_route_serves_the_recorded_pdf_inline(client: TestClient,
     assert response.headers["content-disposition"].startswith("inline")
     assert "host.pdf" in response.headers["content-disposition"]
     assert response.headers["x-content-type-options"] == "nosniff"
+    # The browser's PDF viewer is not refused (object-src), and no site may frame it.
+    assert response.headers["content-security-policy"] == "frame-ancestors 'none'"
+    assert response.headers["x-frame-options"] == "DENY"
+    assert "object-src 'none'" in client.get("/").headers["content-security-policy"]
 
 
 @pytest.mark.parametrize(("paper_id", "says"), [
