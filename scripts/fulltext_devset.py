@@ -32,6 +32,7 @@ import argparse
 import gzip
 import json
 import random
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,9 @@ WORDS = (70, 320)
 #: Words of the sentence a quote question copies: long enough to be a statement, short
 #: enough to be pasted as one.
 QUOTE_WORDS = (12, 60)
+#: Words in a run two abstracts share when they are one work: 8 shared words in a row
+#: are a copied phrase, not a common one ("in this paper we propose a novel" is 7).
+SHINGLE = 8
 
 
 @dataclass
@@ -98,6 +102,27 @@ def nearest(vectors: np.ndarray, pool: list[int], used: set[int], target: np.nda
     return [int(free[i]) for i in order]
 
 
+def shingles(text: str) -> set[str]:
+    words = re.sub(r"[^a-z0-9 ]", "", text.lower()).split()
+    return {" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def twins(dev: Dev, indices: list[int]) -> dict[int, set[int]]:
+    """The other papers that share a run of `SHINGLE` words with each of `indices`: the
+    same work under another venue's id (an ICLR submission and its later version), whose
+    abstract would put a donor's sentences in the corpus or print them twice in a PDF."""
+    owners: dict[str, set[int]] = {}
+    for index in indices:
+        for shingle in shingles(str(dev.papers[index]["abstract"])):
+            owners.setdefault(shingle, set()).add(index)
+    found: dict[int, set[int]] = {index: set() for index in indices}
+    for other, paper in enumerate(dev.papers):
+        for shingle in shingles(str(paper["abstract"])) & owners.keys():
+            for index in owners[shingle] - {other}:
+                found[index].add(other)
+    return found
+
+
 def group(dev: Dev, count: int, donors: int, fillers: int, rng: random.Random
           ) -> list[tuple[int, list[int], list[int]]]:
     """`count` (host, donors, fillers): a random donor, its nearest donors, and the
@@ -108,6 +133,7 @@ def group(dev: Dev, count: int, donors: int, fillers: int, rng: random.Random
         raise SystemExit(f"only {len(with_tldr)} papers can be donors; ask for fewer")
     order = list(with_tldr)
     rng.shuffle(order)
+    twin = twins(dev, with_tldr)
     used: set[int] = set()
     groups = []
     for _ in range(count):
@@ -115,6 +141,7 @@ def group(dev: Dev, count: int, donors: int, fillers: int, rng: random.Random
         chosen = [seed] + nearest(dev.vectors, with_tldr, used | {seed}, dev.vectors[seed],
                                   donors - 1)
         used.update(chosen)
+        used.update(*(twin[i] for i in chosen))
         centroid = dev.vectors[chosen].mean(axis=0)
         rest = nearest(dev.vectors, without, used, centroid, 1 + fillers)
         used.update(rest)
@@ -171,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the folder to write")
     parser.add_argument("--pdfs", type=int, default=100, help="PDFs to typeset")
     parser.add_argument("--donors", type=int, default=4, help="donors (questions) per PDF")
-    parser.add_argument("--fillers", type=int, default=4, help="fillers per PDF")
+    parser.add_argument("--fillers", type=int, default=8, help="fillers per PDF (>= 4)")
     parser.add_argument("--corpus", type=int, default=5000, help="abstracts in corpus.jsonl")
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args(argv)
@@ -181,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     dev = load(args.data)
     groups = group(dev, args.pdfs, args.donors, args.fillers, rng)
     taken = {i for host, donors, fillers in groups for i in (host, *donors, *fillers)}
+    taken.update(*twins(dev, sorted(taken)).values())
     corpus = corpus_sample(dev, taken, args.corpus, rng)
     (args.out / "pdfs").mkdir(parents=True, exist_ok=True)
     questions: list[dict[str, object]] = []

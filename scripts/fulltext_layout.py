@@ -188,10 +188,15 @@ def typeset(folder: Path, number: int, papers: list[dict[str, object]], host: in
                         first_label=plan.first_label)
     setter.front(title, ", ".join(authors), rng.choice(AFFILIATIONS), text[host])
     slug = "-".join(title.lower().split()[:2]).strip(":,")
-    notes = [note.format(slug=slug) for note in rng.sample(FOOTNOTES, 2)]
+    # Each footnote its own text: the first in the introduction, the rest (one in
+    # three donors has one) in turn.
+    notes = [note.format(slug=slug) for note in rng.sample(FOOTNOTES, len(FOOTNOTES))]
     in_appendix = len(donors) > 1 and rng.random() < 0.4
     body = donors[:-1] if in_appendix else donors
     method = body[:(len(body) + 1) // 2]
+    # Fillers beyond the four every PDF has go after donors (and one to related work),
+    # so that the donors' sections spread over pages 2 to 5 rather than all fall on 2.
+    spare = list(fillers[4:])
 
     def fill(index: int, cited: bool = False, note: str | None = None) -> None:
         said = cite(sentences[index], 1, len(references), rng) if cited else sentences[index]
@@ -201,7 +206,7 @@ def typeset(folder: Path, number: int, papers: list[dict[str, object]], host: in
 
     def donate(index: int, appendix: bool) -> None:
         donor = Donor(index, str(papers[index]["id"]), setter.section, appendix)
-        note = notes[1] if rng.random() < 0.35 else None
+        note = notes.pop() if len(notes) > 1 and rng.random() < 0.35 else None
         for part, paragraph in enumerate(halves(sentences[index])):
             marks = {rng.randrange(len(paragraph)): note} if note and part == 0 else None
             printed = setter.paragraph(paragraph, notes=marks,
@@ -209,6 +214,8 @@ def typeset(folder: Path, number: int, papers: list[dict[str, object]], host: in
             donor.sentences += printed.sentences
             donor.sentence_pages += printed.pages
         plan.donors.append(donor)
+        if spare and rng.random() < 0.6:
+            fill(spare.pop(0))
 
     setter.heading("1 Introduction")
     fill(fillers[0], cited=True, note=notes[0])
@@ -217,13 +224,15 @@ def typeset(folder: Path, number: int, papers: list[dict[str, object]], host: in
     fill(fillers[1], cited=True)
     setter.heading(f"2 {rng.choice(RELATED)}")
     fill(fillers[2], cited=True)
+    if spare and rng.random() < 0.5:
+        fill(spare.pop(0), cited=True)
     setter.heading(f"3 {rng.choice(METHOD)}")
     subsections(setter, "3", method, METHOD_SUBS, rng, donate)
     setter.heading(f"4 {rng.choice(EXPERIMENTS)}")
     setter.figure([f"Figure {setter.figures + 1}: {rng.choice(CAPTIONS)}"])
     subsections(setter, "4", body[len(method):], EXPERIMENT_SUBS, rng, donate)
     setter.heading(f"5 {rng.choice(CLOSING)}")
-    for index in fillers[3:]:
+    for index in (fillers[3], *spare):
         fill(index)
     setter.heading("References")
     for position, index in enumerate(references, 1):
