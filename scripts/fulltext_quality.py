@@ -13,9 +13,10 @@ the folder; what a user gets); `truth`, the typeset body itself (a perfect reade
 `raw`, every page's raw PDFium text (a reader that cleans nothing).
 
 `--windows` builds an index per passage window (`split_passages(words=60|100|150,
-overlap=0|1)`; sources truth and raw) and prints the table of each: choose on the tune
-half. `--real` asks tests/data/pdfs/real/questions.json (statements in ten real papers'
-bodies, written by a person) of an index of those PDFs and the set's corpus.
+overlap=0|1)`; the reader's passages are joined back into blocks and cut again, see
+fulltext_sources.py) and prints the table of each: choose on the tune half. `--real`
+asks tests/data/pdfs/real/questions.json (statements in ten real papers' bodies, written
+by a person) of an index of those PDFs and the set's corpus.
 
 Usage:
     python scripts/fulltext_quality.py --set /tmp/ftdev [--source truth] [--windows]
@@ -145,9 +146,9 @@ def dev_set(args: argparse.Namespace, workdir: Path) -> list[str]:
     windows = WINDOWS if args.windows else ((args.words, args.overlap),)
     lines = header("index")
     for words, overlap in windows:
-        pdfs = papers_from(args.source, args.set, pdf_dir, words, overlap)
-        name = f"full text {args.source}" + (f" w{words}/o{overlap}" if args.source != "pdf"
-                                             else "")
+        pdfs = papers_from(args.source, args.set, pdf_dir, words, overlap, args.windows)
+        own = args.source == "pdf" and not args.windows
+        name = f"full text {args.source}" + ("" if own else f" w{words}/o{overlap}")
         with build(workdir / f"full-w{words}-o{overlap}", corpus + pdfs) as engine:
             lines += table_rows(name, engine, questions)
     if not args.no_baseline:
@@ -217,8 +218,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real-dir", type=Path, default=REAL,
                         help="the real PDFs and their questions.json")
     args = parser.parse_args(argv)
-    if args.windows and args.source == "pdf":
-        parser.error("--windows needs --source truth or raw: the reader cuts its own")
     if args.real and args.source == "truth":
         parser.error("--real has no typeset truth: use --source pdf or raw")
     with tempfile.TemporaryDirectory(prefix="embedsearch-fulltext-") as temporary:

@@ -8,8 +8,11 @@
 - `raw_papers`: the reader's title and abstract, and each page's raw PDFium text as one
   block (source "raw": a reader that cleans nothing, the floor to beat).
 
-`blocks` sources (truth, raw) take a passage window, so that window sizes can be
-compared on the same text; the reader's passages come with the reader's window.
+Every source can be cut with another passage window, so that window sizes can be
+compared on the same text: truth and raw are cut from their blocks; the reader's
+passages, cut with the reader's window, are first joined back into blocks
+(`unwindowed`), each sentence taking the page of the passage it came in, which is the
+page of that passage's first sentence (exact for a sentence that starts its passage).
 """
 
 from __future__ import annotations
@@ -21,11 +24,11 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from embedsearch import read_papers
-from embedsearch.papers import Block, Paper
+from embedsearch.papers import Block, Paper, Passage, split_sentences
 from embedsearch.passages import split_passages
 
 __all__ = ["SOURCES", "TRUTH_KINDS", "corpus_papers", "papers_from", "paper_key",
-           "raw_papers", "reader_papers", "truth_papers", "without_passages"]
+           "raw_papers", "reader_papers", "truth_papers", "unwindowed", "without_passages"]
 
 SOURCES = ("pdf", "truth", "raw")
 #: The typeset blocks a perfect reader keeps: the reference list is left out (the issue
@@ -42,8 +45,34 @@ def corpus_papers(set_dir: Path) -> list[Paper]:
     return read_papers([set_dir / "corpus.jsonl"])
 
 
-def reader_papers(pdf_dir: Path) -> list[Paper]:
-    return read_papers([pdf_dir])
+def reader_papers(pdf_dir: Path, window: tuple[int, int] | None = None) -> list[Paper]:
+    """The PDFs as the reader gives them; with a `window` (words, overlap), their
+    passages cut again with it."""
+    papers = read_papers([pdf_dir])
+    if window is None:
+        return papers
+    return [replace(paper, passages=split_passages(unwindowed(paper.passages),
+                                                   words=window[0], overlap=window[1]))
+            for paper in papers]
+
+
+def unwindowed(passages: tuple[Passage, ...]) -> list[Block]:
+    """Passages back as blocks: each passage's sentences less those it repeats from the
+    one before (its overlap: the longest run that ends the previous passage)."""
+    blocks: list[Block] = []
+    previous: list[str] = []
+    for passage in passages:
+        sentences = split_sentences(passage.text)
+        repeated = 0
+        if blocks and blocks[-1].section == passage.section:
+            repeated = max((n for n in range(1, min(len(previous), len(sentences)) + 1)
+                            if previous[-n:] == sentences[:n]), default=0)
+        fresh = sentences[repeated:]
+        if fresh:
+            blocks.append(Block(" ".join(fresh), passage.page, passage.page_label,
+                                passage.section))
+        previous = sentences
+    return blocks
 
 
 def truth_papers(set_dir: Path, words: int, overlap: int) -> list[Paper]:
@@ -77,14 +106,15 @@ def raw_papers(pdf_dir: Path, words: int, overlap: int) -> list[Paper]:
     return papers
 
 
-def papers_from(source: str, set_dir: Path, pdf_dir: Path, words: int, overlap: int
-                ) -> list[Paper]:
-    """The PDFs' papers as `source` reads them."""
+def papers_from(source: str, set_dir: Path, pdf_dir: Path, words: int, overlap: int,
+                window: bool = False) -> list[Paper]:
+    """The PDFs' papers as `source` reads them; the reader's passages are cut again with
+    (`words`, `overlap`) only when `window` (else they are its own)."""
     if source == "truth":
         return truth_papers(set_dir, words, overlap)
     if source == "raw":
         return raw_papers(pdf_dir, words, overlap)
-    return reader_papers(pdf_dir)
+    return reader_papers(pdf_dir, (words, overlap) if window else None)
 
 
 def without_passages(papers: list[Paper]) -> list[Paper]:
