@@ -123,7 +123,7 @@ class Typesetter:
         self.canvas.drawCentredString(WIDTH / 2, 34, self.label())
 
     def _x(self) -> float:
-        return MARGIN + self.column * (COLUMN + GAP)
+        return float(MARGIN + self.column * (COLUMN + GAP))
 
     def next_column(self) -> None:
         """Close this column (its footnotes drawn) and go on at the top of the next."""
@@ -188,7 +188,7 @@ class Typesetter:
             if notes and index in notes:
                 words[-1].marker = self._footnote(notes[index])
             queue.extend(words)
-        first, line = True, []
+        first, line = True, list[Word]()
         while queue:
             word = queue.popleft()
             room = COLUMN - (indent if first else 0.0)
@@ -254,7 +254,8 @@ class Typesetter:
 
     def _note_lines(self, marker: str) -> list[str]:
         text = self.printed[self._note_index(marker)].sentences[0]
-        return simpleSplit(f"{marker} {text}", FOOTNOTE.name, FOOTNOTE.size, COLUMN)
+        return [str(line) for line in
+                simpleSplit(f"{marker} {text}", FOOTNOTE.name, FOOTNOTE.size, COLUMN)]
 
     def figure(self, caption: list[str]) -> Printed:
         """A plot's frame, axes and curves, and its caption below, in this column (or at
@@ -286,12 +287,12 @@ class Typesetter:
 
 
 def _space(font: Font) -> float:
-    return stringWidth(" ", font.name, font.size)
+    return float(stringWidth(" ", font.name, font.size))
 
 
 def _width(words: list[Word], font: Font) -> float:
-    width = sum(stringWidth(word.text, font.name, font.size) for word in words)
-    width += sum(stringWidth(word.marker, font.name, font.size * 0.68) for word in words)
+    width = sum(float(stringWidth(word.text, font.name, font.size)) for word in words)
+    width += sum(float(stringWidth(word.marker, font.name, font.size * 0.68)) for word in words)
     return width + _space(font) * (len(words) - 1)
 
 
