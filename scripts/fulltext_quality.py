@@ -113,18 +113,38 @@ def build(where: Path, papers: Sequence[Paper]) -> SearchEngine:
     return engine
 
 
-def table_rows(label: str, engine: SearchEngine, questions: list[dict[str, object]]
-               ) -> list[str]:
+def table_rows(label: str, engine: SearchEngine, questions: list[dict[str, object]],
+               notes: list[str]) -> list[str]:
+    """The table's rows for one index; why the right paper's first hit had the wrong
+    page goes to `notes`, one line per mode."""
     rows = []
     for mode in MODES:
         scores = {(split, kind): Score() for split in SPLITS for kind in KINDS}
-        for question, (rank, page, _) in zip(questions, ask(engine, questions, mode),
-                                             strict=True):
+        why: dict[str, int] = {}
+        for question, (rank, page, hits) in zip(questions, ask(engine, questions, mode),
+                                                strict=True):
             scores[str(question["split"]), str(question["kind"])].add(rank, page)
+            if rank == 1 and not page:
+                reason = wrong_page(question, hits)
+                why[reason] = why.get(reason, 0) + 1
         for kind in KINDS:
             cells = [cell for split in SPLITS for cell in scores[split, kind].cells()]
             rows.append("| " + " | ".join([label, mode, kind, *cells]) + " |")
+        if why:
+            notes.append(f"- {label}, {mode}: right paper first, wrong page: " +
+                         ", ".join(f"{count} {reason}" for reason, count in sorted(why.items())))
     return rows
+
+
+def wrong_page(question: dict[str, object], hits: Hits) -> str:
+    """Why a first hit that is the right paper has the wrong page: no passage (its
+    abstract won), a passage that starts on the page before the answer's (a window that
+    runs over the page break), or a passage elsewhere."""
+    passage = hits[0].passage
+    if passage is None or passage.page is None:
+        return "abstract won"
+    first = min(question["pages"])  # type: ignore[call-overload]
+    return "passage from the page before" if passage.page == first - 1 else "passage elsewhere"
 
 
 def header(first: str) -> list[str]:
@@ -145,17 +165,18 @@ def dev_set(args: argparse.Namespace, workdir: Path) -> list[str]:
     pdf_dir = args.set / "pdfs"
     windows = WINDOWS if args.windows else ((args.words, args.overlap),)
     lines = header("index")
+    notes: list[str] = []
     for words, overlap in windows:
         pdfs = papers_from(args.source, args.set, pdf_dir, words, overlap, args.windows)
         own = args.source == "pdf" and not args.windows
         name = f"full text {args.source}" + ("" if own else f" w{words}/o{overlap}")
         with build(workdir / f"full-w{words}-o{overlap}", corpus + pdfs) as engine:
-            lines += table_rows(name, engine, questions)
+            lines += table_rows(name, engine, questions, notes)
     if not args.no_baseline:
         pdfs = without_passages(papers_from(args.source, args.set, pdf_dir, 100, 1))
         with build(workdir / "abstract-only", corpus + pdfs) as engine:
-            lines += table_rows("abstract only", engine, questions)
-    return lines
+            lines += table_rows("abstract only", engine, questions, [])
+    return lines + ["", "Wrong pages (both halves, all questions):", ""] + notes
 
 
 def real(args: argparse.Namespace, workdir: Path) -> list[str]:
