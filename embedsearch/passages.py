@@ -41,8 +41,8 @@ def split_passages(blocks: Iterable[Block], *, words: int = PASSAGE_WORDS,
                    overlap: int = OVERLAP_SENTENCES, limit: int = MAX_PASSAGES
                    ) -> tuple[Passage, ...]:
     """`blocks` cut into passages of whole sentences (`passage_window`): a window never
-    crosses a section heading; it may run on over paragraphs and pages, and is then
-    placed on the page of its first sentence."""
+    crosses a section heading or a page break (a paragraph that does is on the page it
+    starts on); it may run on over paragraphs."""
     words, overlap = passage_window(words, overlap)
     passages: list[Passage] = []
     for section, sentences in _sections(blocks):
@@ -56,17 +56,23 @@ def split_passages(blocks: Iterable[Block], *, words: int = PASSAGE_WORDS,
 
 
 def _sections(blocks: Iterable[Block]) -> Iterable[tuple[str, list[tuple[str, Block]]]]:
-    """Each run of blocks under one heading, as its sentences with the block of each."""
-    current: str | None = None
+    """Each run of blocks under one heading and on one page, as its sentences with the
+    block of each. A window that ran on over a page break was placed on the page it
+    starts on, so a statement at the top of the next page was cited a page early: on
+    the full-text dev set (scripts/fulltext_quality.py, tune half, hybrid) windows kept
+    to a page cited the right page for 1.000 of quoted sentences against 0.980, and
+    0.860 of paraphrases as before."""
+    current: tuple[str, int | None] | None = None
     sentences: list[tuple[str, Block]] = []
     for block in blocks:
-        if block.section != current and sentences:
-            yield current or "", sentences
+        place = (block.section, block.page)
+        if place != current and sentences:
+            yield (current[0] if current else ""), sentences
             sentences = []
-        current = block.section
+        current = place
         sentences.extend((sentence, block) for sentence in split_sentences(block.text))
     if sentences:
-        yield current or "", sentences
+        yield (current[0] if current else ""), sentences
 
 
 def _windows(sentences: Sequence[tuple[str, Block]], words: int, overlap: int
