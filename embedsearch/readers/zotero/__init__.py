@@ -4,14 +4,17 @@ Zotero runs, without an export.
 `ZoteroLibrary` names a library (its data directory, else Zotero's own default) and
 what to read of it (a group library, a collection with its sub-collections, a tag).
 Reading takes a consistent snapshot of the database with its write-ahead log and never
-writes to it (see `snapshot`); items become papers as `items` describes, and an item
-without an abstract takes one from its PDF when it has a stored PDF that gives one.
+writes to it (see `snapshot`); items become papers as `items` describes, an item
+without an abstract takes one from its PDF when it has a stored PDF that gives one, and
+each item's attachment is read in full (`fulltext`: Zotero's own cache of its text, else
+the PDF) unless `full_text` is off.
 Anything in the reading list may name a library as `zotero:[DATA_DIR][?collection=
 NAME&tag=TAG&group=NAME]`, and a `zotero.sqlite` file is read as its library.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from ...papers import Paper
 from ..base import Located, Skipped, SourceState, register_format
 from ..pdf import PdfExtraction, extract_pdf, report_note
 from ..records import paper_from_record
+from .fulltext import Attachment, Body, chosen_attachment, read_body
 from .items import Selection, ZoteroItem, id_prefix, select_items
 from .location import DATABASE, data_directory, preference, profile_prefs
 from .snapshot import snapshot
@@ -58,6 +62,9 @@ class ZoteroLibrary:
         tag: only items with this tag.
         group: a group library, by name, instead of the user's own.
         pdf_abstracts: give an item without an abstract the one its stored PDF holds.
+        full_text: read each item's attachment in full, as passages with their pages
+            (Zotero's full-text cache of it where there is one, else its PDF); off, an
+            item is its record (and a PDF's abstract), as before full text.
 
     Example:
         ```python
@@ -72,6 +79,7 @@ class ZoteroLibrary:
     tag: str | None = None
     group: str | None = None
     pdf_abstracts: bool = True
+    full_text: bool = True
 
     #: What starts a library's name in a list of inputs.
     PREFIX = "zotero:"
@@ -135,10 +143,13 @@ class ZoteroLibrary:
             done = []
             for paper in papers:
                 item = by_id[paper.id]
-                if paper.abstract or not self.pdf_abstracts or not item.pdfs:
+                reads_body = self.full_text and bool(item.attachments)
+                if not reads_body and (paper.abstract or not self.pdf_abstracts
+                                       or not item.pdfs):
                     done.append(paper)
                     continue
-                found = item_paper(reading.database, item)
+                found = item_paper(reading.database, item, pdfs=self.pdf_abstracts,
+                                   full_text=self.full_text)
                 done.append(paper if isinstance(found, Skipped) else found[0])
             return done
 
@@ -147,20 +158,29 @@ class ZoteroLibrary:
     def read(self, notes: list[dict[str, object]] | None = None
              ) -> Iterator[Located | Skipped]:
         """Every chosen item as a paper (title-only without an abstract), or `Skipped`;
-        an abstract taken from a PDF is noted in `notes` (the report) with its source."""
+        an abstract taken from a PDF is noted in `notes` (the report) with its source,
+        and so is an attachment that could not be read in full, with the reason."""
         reading = self.snapshot()
         yield from reading.passed
         for item in reading.items:
-            yield item_paper(reading.database, item, pdfs=self.pdf_abstracts, notes=notes)
+            yield item_paper(reading.database, item, pdfs=self.pdf_abstracts,
+                             full_text=self.full_text, notes=notes)
 
 
 def item_paper(database: Path, item: ZoteroItem, *, pdfs: bool = True,
-               notes: list[dict[str, object]] | None = None) -> Located | Skipped:
+               full_text: bool = False, notes: list[dict[str, object]] | None = None
+               ) -> Located | Skipped:
     """`item` as a paper and where it is; `Skipped` if it has neither title nor
     abstract. Without an abstract, one from its PDF when `pdfs` and it gives one (and
-    a note of where it was found, in `notes`)."""
+    a note of where it was found, in `notes`). With `full_text`, its attachment read in
+    full (`fulltext.read_body`): its passages and file (a note says why when it gave
+    none)."""
     record = item.record
-    found = pdf_abstract(item.pdfs) if not record["abstract"] and pdfs and item.pdfs else None
+    chosen = chosen_attachment(item.attachments) if full_text else None
+    body = read_body(chosen) if chosen is not None else None
+    found = _abstract_source(item, body) if not record["abstract"] and pdfs else None
+    if chosen is not None and body is not None and body.skipped and notes is not None:
+        notes.append(_body_note(body, str(record["id"]), chosen))
     if found is not None:
         record = {**record, "abstract": found.abstract}
         if notes is not None:
@@ -173,7 +193,26 @@ def item_paper(database: Path, item: ZoteroItem, *, pdfs: bool = True,
                                   title_only=True)
     except InputError as exc:
         return Skipped(database, None, label, exc.reason, malformed=True)
+    if body is not None:
+        paper = dataclasses.replace(paper, passages=body.passages, file=body.file)
     return paper, f"{database}: item {item.key}"
+
+
+def _abstract_source(item: ZoteroItem, body: Body | None) -> PdfExtraction | None:
+    """Where an item without an abstract takes one: the PDF its body was read from when
+    that gave one, else the first of its other PDFs that does."""
+    parsed = body.extraction if body is not None else None
+    if parsed is not None and parsed.abstract:
+        return parsed
+    rest = tuple(path for path in item.pdfs if parsed is None or path != parsed.path)
+    return pdf_abstract(rest) if rest else None
+
+
+def _body_note(body: Body, entry: str, attachment: Attachment) -> dict[str, object]:
+    """The report's entry for an attachment that gave no passages, and why."""
+    where = attachment.path if body.extraction is not None else attachment.cache
+    return {"file": str(where), "line": None, "entry": entry,
+            "reason": f"not read in full ({body.source}): {body.skipped}", "malformed": False}
 
 
 def pdf_abstract(paths: tuple[Path, ...]) -> PdfExtraction | None:

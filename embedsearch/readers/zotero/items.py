@@ -25,7 +25,8 @@ from ...filters import COLLECTION_SEPARATOR, collection_names
 from ...text.bibentry import ZOTERO_TYPES, bib_fields, page_range
 from ...text.identifiers import normalise_arxiv_id, normalise_doi
 from ..foreign import collapse, doi_url
-from .tables import AttachmentRow, Library, Row, Tables
+from .fulltext import CACHE_FILE, READ_TYPES, Attachment
+from .tables import AttachmentRow, Indexed, Library, Row, Tables
 
 __all__ = ["Selection", "ZoteroItem", "id_prefix", "item_id", "select_items"]
 
@@ -63,12 +64,14 @@ class Selection:
 @dataclass(frozen=True)
 class ZoteroItem:
     """One regular item, as our record layout (see `records.paper_from_record`), with
-    its PDF files. (A sync tells a changed item by comparing its paper with the stored
-    one, which Zotero's modification time would not make cheaper.)"""
+    its PDF files (where an abstract may be found) and the attachments that may be read
+    in full (`fulltext`). (A sync tells a changed item by comparing its paper with the
+    stored one, which Zotero's modification time would not make cheaper.)"""
 
     key: str
     record: dict[str, object]
     pdfs: tuple[Path, ...]
+    attachments: tuple[Attachment, ...] = ()
 
 
 def _year(date: str) -> int | None:
@@ -155,6 +158,18 @@ def _pdfs(row: Row, tables: Tables, data_dir: Path, base: Path | None) -> tuple[
     found = [_resolve(a, data_dir, base) for a in tables.attachments.get(row.item_id, [])
              if a.content_type == _PDF and not a.trashed]
     return tuple(path for path in found if path is not None and path.is_file())
+
+
+def _readable(row: Row, tables: Tables, data_dir: Path, base: Path | None
+              ) -> tuple[Attachment, ...]:
+    """The item's attachments of a type read in full, oldest first, each with where
+    Zotero caches its text (its own storage folder, a linked file's too)."""
+    return tuple(
+        Attachment(a.key, _resolve(a, data_dir, base), a.content_type,
+                   data_dir / "storage" / a.key / CACHE_FILE,
+                   tables.indexed.get(a.item_id, Indexed()))
+        for a in sorted(tables.attachments.get(row.item_id, []), key=lambda a: a.item_id)
+        if a.content_type in READ_TYPES and not a.trashed)
 
 
 def id_prefix(library: Library) -> str:
@@ -248,5 +263,6 @@ def select_items(tables: Tables, selection: Selection, database: Path, data_dir:
             passed.append((name, row.key, "in the trash"))
         else:
             items.append(ZoteroItem(row.key, _record(row, library, paths),
-                                    _pdfs(row, tables, data_dir, base)))
+                                    _pdfs(row, tables, data_dir, base),
+                                    _readable(row, tables, data_dir, base)))
     return library, items, passed
