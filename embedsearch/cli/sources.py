@@ -28,8 +28,10 @@ def library(args: argparse.Namespace) -> Any:
         return None
     from ..readers import ZoteroLibrary
 
+    # --abstract-only (build, add, sync): each item its record, no attachment read in full.
     return ZoteroLibrary(args.zotero or None, collection=given["collection"],
-                         tag=given["tag"], group=given["group"])
+                         tag=given["tag"], group=given["group"],
+                         full_text=not getattr(args, "abstract_only", False))
 
 
 def inputs(args: argparse.Namespace) -> list[Any]:

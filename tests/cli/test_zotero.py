@@ -147,3 +147,28 @@ def test_a_sync_after_the_reader_kept_item_types_rewrites_nothing(
     shown = cli("show", changed, "--index", index, "--json", "-q").json_lines()[0]
     assert shown["entry_type"] == "inproceedings"
     writer.close()
+
+
+def test_an_attachment_read_in_full_answers_with_its_page(
+        tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    from tests.readers.test_pdf import one_column
+    from tests.readers.test_zotero_fulltext import ABSTRACT, BODY, CACHED_CLAIM, zotero7_cache
+
+    writer = ZoteroWriter(tmp_path / "Zotero")
+    item, key = writer.item(fields={"title": "Graph networks", "abstractNote": ABSTRACT})
+    attachment = writer.pdf(item, one_column(tmp_path / "paper.pdf").read_bytes())
+    writer.ft_cache(attachment, zotero7_cache(BODY), pages=(3, 3))
+    writer.item(fields={"title": "Another paper", "abstractNote": "We study bandits."})
+    index = tmp_path / "index"
+    assert cli("build", "--zotero", writer.folder, "--out", index, "-q").code == 0
+    hit = cli("search", "zero-padding against projection shortcuts", "--index", index,
+              "-k", "1", "--json", "-q").json_lines()[0]
+    assert hit["id"] == f"zotero:{key}"
+    assert hit["passage"]["page"] == 2 and CACHED_CLAIM in str(hit["passage"]["text"])
+    assert not cli("sync", "--zotero", writer.folder, "--index", index, "--json",
+                   "-q").json_lines()[0]["updated"]
+    # --abstract-only: the item as its record, its passages given up.
+    planned = cli("sync", "--zotero", writer.folder, "--index", index, "--abstract-only",
+                  "--dry-run", "-q")
+    assert planned.out.splitlines() == [f"would update zotero:{key}"]
+    writer.close()

@@ -26,7 +26,7 @@ from ...papers import Paper
 from ..base import Located, Skipped, SourceState, register_format
 from ..pdf import PdfExtraction, extract_pdf, report_note
 from ..records import paper_from_record
-from .fulltext import Attachment, Body, chosen_attachment, read_body
+from .fulltext import Attachment, Body, chosen_attachment, read_body, stamp
 from .items import Selection, ZoteroItem, id_prefix, select_items
 from .location import DATABASE, data_directory, preference, profile_prefs
 from .snapshot import snapshot
@@ -126,12 +126,15 @@ class ZoteroLibrary:
             id_prefix(library))
 
     def sync_state(self) -> SourceState:
-        """The library now, for `SearchEngine.sync`: its papers (PDFs not read), the
-        ids it owns (`zotero:KEY` of its library, every collection: an item moved out
-        of a chosen collection is removed), and PDF abstracts for those to be written."""
+        """The library now, for `SearchEngine.sync`: its papers (no file read: with
+        `full_text`, each with the stamp of the attachment it would be read from, which
+        the sync compares with the stored one), the ids it owns (`zotero:KEY` of its
+        library, every collection: an item moved out of a chosen collection is
+        removed), and, for those to be written, their attachments read in full and PDF
+        abstracts."""
         reading = self.snapshot()
         by_id = {str(item.record["id"]): item for item in reading.items}
-        papers = [found[0] for item in reading.items
+        papers = [self._stamped(found[0], item) for item in reading.items
                   if not isinstance(found := item_paper(reading.database, item, pdfs=False),
                                     Skipped)]
         prefix = reading.id_prefix
@@ -155,6 +158,13 @@ class ZoteroLibrary:
 
         return SourceState(papers, owns, complete)
 
+    def _stamped(self, paper: Paper, item: ZoteroItem) -> Paper:
+        """`paper` with the stamp of the attachment it is read in full from (none
+        without `full_text`)."""
+        if not self.full_text:
+            return paper
+        return dataclasses.replace(paper, file_stamp=stamp(chosen_attachment(item.attachments)))
+
     def read(self, notes: list[dict[str, object]] | None = None
              ) -> Iterator[Located | Skipped]:
         """Every chosen item as a paper (title-only without an abstract), or `Skipped`;
@@ -173,10 +183,11 @@ def item_paper(database: Path, item: ZoteroItem, *, pdfs: bool = True,
     """`item` as a paper and where it is; `Skipped` if it has neither title nor
     abstract. Without an abstract, one from its PDF when `pdfs` and it gives one (and
     a note of where it was found, in `notes`). With `full_text`, its attachment read in
-    full (`fulltext.read_body`): its passages and file (a note says why when it gave
-    none)."""
+    full (`fulltext.read_body`): its passages, file and the attachment's stamp (a note
+    says why when it gave no passages)."""
     record = item.record
     chosen = chosen_attachment(item.attachments) if full_text else None
+    stamped = stamp(chosen)  # before reading: a file changed meanwhile is read next time
     body = read_body(chosen) if chosen is not None else None
     found = _abstract_source(item, body) if not record["abstract"] and pdfs else None
     if chosen is not None and body is not None and body.skipped and notes is not None:
@@ -194,7 +205,8 @@ def item_paper(database: Path, item: ZoteroItem, *, pdfs: bool = True,
     except InputError as exc:
         return Skipped(database, None, label, exc.reason, malformed=True)
     if body is not None:
-        paper = dataclasses.replace(paper, passages=body.passages, file=body.file)
+        paper = dataclasses.replace(paper, passages=body.passages, file=body.file,
+                                    file_stamp=stamped)
     return paper, f"{database}: item {item.key}"
 
 
