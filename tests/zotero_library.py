@@ -117,6 +117,14 @@ class ZoteroWriter:
         self.db.execute("INSERT INTO groups VALUES (?, ?, ?, '', 0)", (group_id, library, name))
         return library
 
+    def leave(self, library: int) -> None:
+        """The user leaves a group: Zotero deletes the library, its group and its items."""
+        for table in ("groups", "libraries"):
+            self.db.execute(f"DELETE FROM {table} WHERE libraryID = ?", (library,))
+        for (item,) in self.db.execute("SELECT itemID FROM items WHERE libraryID = ?",
+                                       (library,)).fetchall():
+            self.delete(item)
+
     def feed(self, name: str) -> int:
         library = int(self.db.execute("INSERT INTO libraries (type, editable, filesEditable) "
                                       "VALUES ('feed', 1, 1)").lastrowid or 0)
@@ -131,9 +139,11 @@ class ZoteroWriter:
     def item(self, item_type: str = "journalArticle", *, library: int = USER,
              fields: dict[str, str] | None = None, creators: list[tuple[str, str]] = (),
              editors: list[tuple[str, str]] = (), tags: list[str] = (),
-             collections: list[int] = (), parent: int | None = None) -> tuple[int, str]:
-        """An item: (itemID, key). Creators as (first, last); ("", name) is one field."""
-        key = next(self._keys)
+             collections: list[int] = (), parent: int | None = None,
+             key: str | None = None) -> tuple[int, str]:
+        """An item: (itemID, key). Creators as (first, last); ("", name) is one field.
+        `key`: the item's key (Zotero's keys are unique within a library only)."""
+        key = key or next(self._keys)
         item = int(self.db.execute(
             "INSERT INTO items (itemTypeID, libraryID, key, dateModified) VALUES "
             "((SELECT itemTypeID FROM itemTypes WHERE typeName = ?), ?, ?, "

@@ -34,6 +34,10 @@ def add_library_options(parser: argparse.ArgumentParser, *, required: bool = Fal
     chosen.add_argument("--tag", metavar="TAG", help="with --zotero: only items with this tag")
     chosen.add_argument("--group-library", dest="group", metavar="NAME",
                         help="with --zotero: this group library instead of My Library")
+    chosen.add_argument("--all-libraries", dest="every_library", action="store_true",
+                        help="with --zotero: My Library and every group library in one "
+                             "index, each paper knowing its library (search --library "
+                             "NAME keeps one's papers)")
 
 
 def add_commands(command: Declare) -> None:

@@ -7,9 +7,11 @@ Reading takes a consistent snapshot of the database with its write-ahead log and
 writes to it (see `snapshot`); items become papers as `items` describes, an item
 without an abstract takes one from its PDF when it has a stored PDF that gives one, and
 each item's attachment is read in full (`fulltext`: Zotero's own cache of its text, else
-the PDF) unless `full_text` is off.
+the PDF) unless `full_text` is off. `every_library` reads My Library and each group
+library into one index, each paper knowing its library (`Paper.library`).
 Anything in the reading list may name a library as `zotero:[DATA_DIR][?collection=
-NAME&tag=TAG&group=NAME]`, and a `zotero.sqlite` file is read as its library.
+NAME&tag=TAG&group=NAME]` (`libraries=all` for every library), and a `zotero.sqlite`
+file is read as its library.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from .tables import read_tables
 __all__ = ["ZoteroItem", "ZoteroLibrary", "ZoteroReading", "as_library", "item_paper",
            "pdf_abstract", "read_zotero"]
 
-_SELECTORS = ("collection", "tag", "group")
+_SELECTORS = ("collection", "tag", "group", "libraries")
+#: The value of the `libraries` selector that reads every library.
+_EVERY = "all"
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,14 @@ class ZoteroReading:
     passed: list[Skipped]
     #: What the ids of the library's papers start with ("zotero:", "zotero:groups/7/").
     id_prefix: str
+    #: Whether every library was read: then every id under `id_prefix` (a group's too,
+    #: one the user has left) is the reading's own.
+    every_library: bool = False
+
+    def owns(self, paper_id: str) -> bool:
+        """Whether `paper_id` is of what was read (an item of it, or one it lost)."""
+        rest = paper_id[len(self.id_prefix):]
+        return paper_id.startswith(self.id_prefix) and (self.every_library or "/" not in rest)
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,9 @@ class ZoteroLibrary:
             path ("Thesis/Methods") or its own name.
         tag: only items with this tag.
         group: a group library, by name, instead of the user's own.
+        every_library: My Library and every group library, into one index: each paper
+            knows its library (`Paper.library`: the group's name, "" for My Library),
+            and ids stay apart (`zotero:KEY`, `zotero:groups/ID/KEY`).
         pdf_abstracts: give an item without an abstract the one its stored PDF holds.
         full_text: read each item's attachment in full, as passages with their pages
             (Zotero's full-text cache of it where there is one, else its PDF); off, an
@@ -80,16 +95,23 @@ class ZoteroLibrary:
     group: str | None = None
     pdf_abstracts: bool = True
     full_text: bool = True
+    every_library: bool = False
+
+    def __post_init__(self) -> None:
+        if self.every_library and self.group is not None:
+            raise InputError(f"group {self.group!r} and every library: choose one (a group "
+                             "library alone, or every library with My Library)")
 
     #: What starts a library's name in a list of inputs.
     PREFIX = "zotero:"
 
     @classmethod
     def parse(cls, spec: str) -> ZoteroLibrary:
-        """The library `zotero:[DATA_DIR][?collection=NAME&tag=TAG&group=NAME]` names.
+        """The library `zotero:[DATA_DIR][?collection=NAME&tag=TAG&group=NAME]` names
+        (`&libraries=all`: every library of the data directory).
 
         Raises:
-            InputError: a selector other than collection, tag and group.
+            InputError: a selector other than collection, tag, group and libraries.
         """
         body = spec[len(cls.PREFIX):] if spec.startswith(cls.PREFIX) else spec
         folder, _, query = body.partition("?")
@@ -97,10 +119,16 @@ class ZoteroLibrary:
         for name, values in parse_qs(query, keep_blank_values=True).items():
             if name not in _SELECTORS:
                 raise InputError(f"{spec}: unknown selector {name!r}; a library takes "
-                                 "?collection=NAME, &tag=TAG and &group=NAME")
+                                 "?collection=NAME, &tag=TAG, &group=NAME and "
+                                 "&libraries=all")
             chosen[name] = values[-1]
+        every = chosen.get("libraries")
+        if every is not None and every != _EVERY:
+            raise InputError(f"{spec}: libraries={every!r}; write libraries=all (every "
+                             "library), or group=NAME for one group library")
         return cls(folder or None, collection=chosen.get("collection"),
-                   tag=chosen.get("tag"), group=chosen.get("group"))
+                   tag=chosen.get("tag"), group=chosen.get("group"),
+                   every_library=every is not None)
 
     @property
     def database(self) -> Path:
@@ -118,29 +146,26 @@ class ZoteroLibrary:
         database = folder / DATABASE
         with snapshot(database) as connection:
             tables = read_tables(connection, database)
-        selection = Selection(self.group, self.collection, self.tag)
-        library, items, passed = select_items(tables, selection, database, folder,
-                                              _base_directory())
+        selection = Selection(self.group, self.collection, self.tag, self.every_library)
+        libraries, items, passed = select_items(tables, selection, database, folder,
+                                                _base_directory())
         return ZoteroReading(database, items, [
             Skipped(database, None, key, reason, excluded=True) for _, key, reason in passed],
-            id_prefix(library))
+            ZoteroLibrary.PREFIX if self.every_library else id_prefix(libraries[0]),
+            self.every_library)
 
     def sync_state(self) -> SourceState:
         """The library now, for `SearchEngine.sync`: its papers (no file read: with
         `full_text`, each with the stamp of the attachment it would be read from, which
         the sync compares with the stored one), the ids it owns (`zotero:KEY` of its
         library, every collection: an item moved out of a chosen collection is
-        removed), and, for those to be written, their attachments read in full and PDF
-        abstracts."""
+        removed; with `every_library`, every library's, a group left included), and,
+        for those to be written, their attachments read in full and PDF abstracts."""
         reading = self.snapshot()
         by_id = {str(item.record["id"]): item for item in reading.items}
         papers = [self._stamped(found[0], item) for item in reading.items
                   if not isinstance(found := item_paper(reading.database, item, pdfs=False),
                                     Skipped)]
-        prefix = reading.id_prefix
-
-        def owns(paper_id: str) -> bool:
-            return paper_id.startswith(prefix) and "/" not in paper_id[len(prefix):]
 
         def complete(papers: Sequence[Paper]) -> list[Paper]:
             done = []
@@ -156,7 +181,7 @@ class ZoteroLibrary:
                 done.append(paper if isinstance(found, Skipped) else found[0])
             return done
 
-        return SourceState(papers, owns, complete)
+        return SourceState(papers, reading.owns, complete)
 
     def _stamped(self, paper: Paper, item: ZoteroItem) -> Paper:
         """`paper` with the stamp of the attachment it is read in full from (none

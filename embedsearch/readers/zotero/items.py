@@ -11,7 +11,9 @@ the item is in. Its item type becomes a BibTeX entry type (`bibentry.ZOTERO_TYPE
 the fields the exports write back are kept (`_KEPT`: volume, issue, pages, publisher,
 place, series, ISBN, ISSN, a thesis's or report's type; and the editors). Its id is
 `zotero:KEY` (`zotero:groups/ID/KEY` in a group library), stable for the item's life and
-the same on every synced computer.
+the same on every synced computer, and unique across the libraries of a data directory
+(Zotero's keys are unique within a library only). A group library's item knows its
+library by the group's name (`Paper.library`); the user's own is "".
 """
 
 from __future__ import annotations
@@ -53,12 +55,14 @@ _PDF = "application/pdf"
 
 @dataclass(frozen=True)
 class Selection:
-    """Which items to read: one library (None: the user's own, else a group's name),
-    within a collection (with its sub-collections) and with a tag when given."""
+    """Which items to read: one library (None: the user's own, else a group's name) or
+    `every` library (the user's and each group's), within a collection (with its
+    sub-collections) and with a tag when given."""
 
     group: str | None = None
     collection: str | None = None
     tag: str | None = None
+    every: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,15 +205,24 @@ def _record(row: Row, library: Library, paths: dict[int, str]) -> dict[str, obje
         "collections": sorted({paths[c] for c in row.collections if c in paths}),
         "entry_type": _entry_type(row),
         "bib_fields": _kept(row),
+        # "" for the user's own (My Library): a paper of a single library's index is
+        # what it was before papers knew their library.
+        "library": library.name if library.group_id is not None else "",
     }
 
 
-def _library(tables: Tables, group: str | None, database: Path) -> Library:
+def _libraries(tables: Tables, selection: Selection, database: Path) -> list[Library]:
+    """The libraries `selection` reads: every one (the user's first), a group's, or the
+    user's own."""
+    if selection.every:
+        return sorted(tables.libraries.values(),
+                      key=lambda lib: (lib.group_id is not None, lib.library_id))
+    group = selection.group
     if group is None:
-        return next(lib for lib in tables.libraries.values() if lib.group_id is None)
+        return [next(lib for lib in tables.libraries.values() if lib.group_id is None)]
     for library in tables.libraries.values():
         if library.group_id is not None and library.name.casefold() == group.casefold():
-            return library
+            return [library]
     names = sorted(lib.name for lib in tables.libraries.values() if lib.group_id is not None)
     raise InputError(f"no group library named {group!r} (there are: "
                      f"{', '.join(names) or 'none'})", path=database)
@@ -229,21 +242,23 @@ def _check_choice(kind: str, wanted: str, known: set[str], database: Path,
 
 def select_items(tables: Tables, selection: Selection, database: Path, data_dir: Path,
                  base: Path | None
-                 ) -> tuple[Library, list[ZoteroItem], list[tuple[str, str, str]]]:
-    """The chosen library, its chosen regular items, and (id, label, reason) of each
+                 ) -> tuple[list[Library], list[ZoteroItem], list[tuple[str, str, str]]]:
+    """The chosen libraries, their chosen regular items, and (id, label, reason) of each
     chosen item that is not a paper (a note, an attachment, in the trash), so a report
-    accounts for every one.
+    accounts for every one. A collection or tag of several libraries is any library's
+    of that name.
 
     Raises:
         InputError: an unknown group, collection or tag, naming those there are.
     """
-    library = _library(tables, selection.group, database)
+    chosen = {library.library_id: library for library in
+              _libraries(tables, selection, database)}
     paths = _paths(tables)
-    rows = [row for row in tables.items.values() if row.library_id == library.library_id]
+    rows = [row for row in tables.items.values() if row.library_id in chosen]
     tags = {tag for row in rows for tag in row.tags}
     if selection.collection:
         in_library = {paths[c] for c, (_, _, lib) in tables.collections.items()
-                      if lib == library.library_id}
+                      if lib in chosen}
         wanted = COLLECTION_SEPARATOR.join(p.strip() for p in
                                            selection.collection.split(COLLECTION_SEPARATOR))
         _check_choice("collection", wanted, in_library, database,
@@ -256,6 +271,7 @@ def select_items(tables: Tables, selection: Selection, database: Path, data_dir:
                 {tag.casefold() for tag in row.tags}]
     items, passed = [], []
     for row in rows:
+        library = chosen[row.library_id]
         name = item_id(row, library)
         if row.item_type in _NOT_PAPERS:
             passed.append((name, row.key, _NOT_PAPERS[row.item_type]))
@@ -265,4 +281,4 @@ def select_items(tables: Tables, selection: Selection, database: Path, data_dir:
             items.append(ZoteroItem(row.key, _record(row, library, paths),
                                     _pdfs(row, tables, data_dir, base),
                                     _readable(row, tables, data_dir, base)))
-    return library, items, passed
+    return list(chosen.values()), items, passed
