@@ -1,10 +1,10 @@
-"""Metadata filters for search and similar: years, venues, keywords, collections, and
-when the index received a paper.
+"""Metadata filters for search and similar: years, venues, keywords, collections,
+reference-manager libraries, and when the index received a paper.
 
 Within one field the values are alternatives (any venue listed); across fields all must
 hold. Matching of venues and keywords ignores case. A bad value is a QueryError whose
-`parameter` is `Filters.parse`'s argument (year, venues, keywords, collections): the CLI and the
-server each name it in their own terms (--venue, venue).
+`parameter` is `Filters.parse`'s argument (year, venues, keywords, collections,
+libraries): the CLI and the server each name it in their own terms (--venue, venue).
 """
 
 from __future__ import annotations
@@ -16,10 +16,14 @@ from dataclasses import dataclass
 from .errors import QueryError
 from .text.dates import moment_in_words, parse_since
 
-__all__ = ["COLLECTION_SEPARATOR", "Filters", "collection_names"]
+__all__ = ["COLLECTION_SEPARATOR", "MY_LIBRARY", "Filters", "collection_names",
+           "is_my_library", "library_name"]
 
 #: What separates a collection from its sub-collection in a path ("Thesis/Methods").
 COLLECTION_SEPARATOR = "/"
+#: The name of the user's own library, as Zotero shows it: what a library filter calls
+#: the papers whose `Paper.library` is "" (every paper not from a group library).
+MY_LIBRARY = "My Library"
 
 _YEAR_RANGE = re.compile(r"^\s*(\d{4})?\s*(-|–|\.\.)?\s*(\d{4})?\s*$")
 
@@ -34,7 +38,9 @@ class Filters:
     all), and the index received it after `added_after` (an instant, see `dates`; papers
     an index received before it kept dates count as older than any). A collection is
     named by its path ("Thesis/Methods") or its own name
-    ("Methods"), see `collection_names`. Searches rank within the papers that pass, so a
+    ("Methods"), see `collection_names`. With `libraries`, a paper passes when it is in
+    one of them: a group library by its name, the user's own as `MY_LIBRARY` (which holds
+    every paper not from a group library). Searches rank within the papers that pass, so a
     filtered search still returns `k` hits whenever `k` papers pass. Build one from
     user text with `Filters.parse`.
     """
@@ -45,10 +51,11 @@ class Filters:
     keywords: tuple[str, ...] = ()
     collections: tuple[str, ...] = ()
     added_after: str | None = None
+    libraries: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.year_min or self.year_max or self.venues or self.keywords
-                    or self.collections or self.added_after)
+                    or self.collections or self.added_after or self.libraries)
 
     @classmethod
     def parse(
@@ -58,6 +65,7 @@ class Filters:
         keywords: Iterable[str] = (),
         collections: Iterable[str] = (),
         added_since: str | None = None,
+        libraries: Iterable[str] = (),
     ) -> Filters:
         """Filters from user text, as the CLI and the server take them.
 
@@ -69,6 +77,8 @@ class Filters:
                 matches a paper in it or in a sub-collection of it (case ignored).
             added_since: papers the index received since then: a date ("2026-12-01"),
                 a date and time, or a span back from now ("7d"); see `dates.parse_since`.
+            libraries: reference-manager libraries, any of which matches: a Zotero group
+                library's name, or "My Library" (case ignored).
 
         Raises:
             QueryError: a year that is not one, a range whose start is after its end,
@@ -93,6 +103,7 @@ class Filters:
                               _clean(collections, "collections")),
             added_after=(parse_since(added_since, parameter="added_since")
                          if added_since else None),
+            libraries=_clean(libraries, "libraries"),
         )
 
     def describe(self) -> list[str]:
@@ -100,16 +111,20 @@ class Filters:
         graphs", "added since 1 December 2026, 00:00 UTC" (none for the empty Filters)."""
         phrases = ([] if self.year_min is None and self.year_max is None
                    else [_years(self.year_min, self.year_max)])
-        for noun, values in (("venue", self.venues), ("keyword", self.keywords),
-                             ("collection", self.collections)):
+        for one, many, values in (("venue", "venues", self.venues),
+                                  ("keyword", "keywords", self.keywords),
+                                  ("collection", "collections", self.collections),
+                                  ("library", "libraries", self.libraries)):
             if values:
-                phrases.append(f"{noun}{'s' * (len(values) > 1)} {' or '.join(values)}")
+                phrases.append(f"{many if len(values) > 1 else one} {' or '.join(values)}")
         if self.added_after:
             phrases.append(f"added since {moment_in_words(self.added_after)}")
         return phrases
 
     def to_dict(self) -> dict[str, object]:
-        """The filters as JSON-ready data (what the search endpoints echo back)."""
+        """The filters as JSON-ready data (what the search endpoints echo back, what a
+        saved search keeps); `libraries` only when given, so that what was written
+        before library filters existed is written as it was."""
         return {
             "year_min": self.year_min,
             "year_max": self.year_max,
@@ -117,7 +132,18 @@ class Filters:
             "keywords": list(self.keywords),
             "collections": list(self.collections),
             "added_after": self.added_after,
+            **({"libraries": list(self.libraries)} if self.libraries else {}),
         }
+
+
+def is_my_library(name: str) -> bool:
+    """Whether a library filter's `name` is the user's own library ("my library")."""
+    return name.strip().casefold() == MY_LIBRARY.casefold()
+
+
+def library_name(library: str) -> str:
+    """The name a paper's `library` shows as (a facet's entry): `MY_LIBRARY` for ""."""
+    return library or MY_LIBRARY
 
 
 def _years(low: int | None, high: int | None) -> str:

@@ -135,6 +135,14 @@ class Paper:
     #: The document the paper was read from (a PDF's absolute path), which the server
     #: may open at a passage's page; "" when it came from a record.
     file: str = ""
+    #: The reference-manager library the paper is in when that is not the user's own: a
+    #: Zotero group library's name. "" for My Library, and for a paper from anywhere
+    #: else (a file, a folder); `filters.MY_LIBRARY` is what a library filter calls it.
+    library: str = ""
+    #: A fingerprint of the file the passages were read from (a Zotero attachment and
+    #: Zotero's text of it: which, their sizes and modification times), which a sync
+    #: compares to read an attachment again only when it changed; "" for none.
+    file_stamp: str = ""
 
     @property
     def title_only(self) -> bool:
@@ -150,7 +158,9 @@ class Paper:
         return f"Paper(id={self.id!r}, title={title!r}" + (f", {where}" if where else "") + ")"
 
     def to_dict(self) -> dict[str, object]:
-        """The paper as JSON-ready plain data (lists, not tuples; `bib_fields` an object)."""
+        """The paper as JSON-ready plain data (lists, not tuples; `bib_fields` an object;
+        `file` and `library` only when set, so that a paper without them is written as
+        before they existed; not `file_stamp`, a sync's bookkeeping)."""
         return {
             "id": self.id,
             "title": self.title,
@@ -169,6 +179,7 @@ class Paper:
             "entry_type": self.entry_type,
             "bib_fields": dict(self.bib_fields),
             **({"file": self.file} if self.file else {}),
+            **({"library": self.library} if self.library else {}),
         }
 
 

@@ -62,6 +62,9 @@ CREATE TABLE deletedItems (itemID INTEGER PRIMARY KEY,
     dateDeleted DEFAULT CURRENT_TIMESTAMP NOT NULL);
 CREATE TABLE deletedCollections (collectionID INTEGER PRIMARY KEY,
     dateDeleted DEFAULT CURRENT_TIMESTAMP NOT NULL);
+CREATE TABLE fulltextItems (itemID INTEGER PRIMARY KEY, indexedPages INT, totalPages INT,
+    indexedChars INT, totalChars INT, version INT NOT NULL DEFAULT 0,
+    synced INT NOT NULL DEFAULT 0);
 """
 _TYPES = ("journalArticle", "conferencePaper", "preprint", "book", "bookSection", "thesis",
           "report", "webpage", "note", "attachment", "annotation")
@@ -114,6 +117,14 @@ class ZoteroWriter:
         self.db.execute("INSERT INTO groups VALUES (?, ?, ?, '', 0)", (group_id, library, name))
         return library
 
+    def leave(self, library: int) -> None:
+        """The user leaves a group: Zotero deletes the library, its group and its items."""
+        for table in ("groups", "libraries"):
+            self.db.execute(f"DELETE FROM {table} WHERE libraryID = ?", (library,))
+        for (item,) in self.db.execute("SELECT itemID FROM items WHERE libraryID = ?",
+                                       (library,)).fetchall():
+            self.delete(item)
+
     def feed(self, name: str) -> int:
         library = int(self.db.execute("INSERT INTO libraries (type, editable, filesEditable) "
                                       "VALUES ('feed', 1, 1)").lastrowid or 0)
@@ -128,9 +139,11 @@ class ZoteroWriter:
     def item(self, item_type: str = "journalArticle", *, library: int = USER,
              fields: dict[str, str] | None = None, creators: list[tuple[str, str]] = (),
              editors: list[tuple[str, str]] = (), tags: list[str] = (),
-             collections: list[int] = (), parent: int | None = None) -> tuple[int, str]:
-        """An item: (itemID, key). Creators as (first, last); ("", name) is one field."""
-        key = next(self._keys)
+             collections: list[int] = (), parent: int | None = None,
+             key: str | None = None) -> tuple[int, str]:
+        """An item: (itemID, key). Creators as (first, last); ("", name) is one field.
+        `key`: the item's key (Zotero's keys are unique within a library only)."""
+        key = key or next(self._keys)
         item = int(self.db.execute(
             "INSERT INTO items (itemTypeID, libraryID, key, dateModified) VALUES "
             "((SELECT itemTypeID FROM itemTypes WHERE typeName = ?), ?, ?, "
@@ -170,19 +183,49 @@ class ZoteroWriter:
             linked: Path | None = None, library: int = USER) -> int:
         """A PDF attachment of `parent`: stored in storage/KEY/ (as Zotero imports
         files), or linked at `linked`."""
+        return self.attachment(parent, content, name, linked=linked, library=library)
+
+    def attachment(self, parent: int, content: bytes | None, name: str, *,
+                   content_type: str = "application/pdf", linked: Path | None = None,
+                   library: int = USER) -> int:
+        """An attachment of `parent` of `content_type`: stored in storage/KEY/, or linked
+        at `linked`; its file not here (a file Zotero has not downloaded) when `content`
+        is None."""
         item, key = self.item("attachment", library=library)
         if linked is None:
             folder = self.folder / "storage" / key
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_bytes(content)
-            mode, path = 0, f"storage:{name}"
+            if content is not None:
+                (folder / name).write_bytes(content)
+            mode, path = (0 if content_type != "text/html" else 1), f"storage:{name}"
         else:
-            linked.write_bytes(content)
+            if content is not None:
+                linked.write_bytes(content)
             mode, path = 2, str(linked)
         self.db.execute("INSERT INTO itemAttachments (itemID, parentItemID, linkMode, "
-                        "contentType, path) VALUES (?, ?, ?, 'application/pdf', ?)",
-                        (item, parent, mode, path))
+                        "contentType, path) VALUES (?, ?, ?, ?, ?)",
+                        (item, parent, mode, content_type, path))
         return item
+
+    def key_of(self, item: int) -> str:
+        return str(self.db.execute("SELECT key FROM items WHERE itemID = ?",
+                                   (item,)).fetchone()[0])
+
+    def ft_cache(self, attachment: int, text: str, *, pages: tuple[int, int] | None = None,
+                 chars: tuple[int, int] | None = None) -> Path:
+        """Zotero's full-text cache of `attachment`: `text` in storage/KEY/.zotero-ft-cache
+        (where Zotero writes it for a linked file too), and its `fulltextItems` row:
+        (indexed, total) pages of a PDF or characters of a text."""
+        folder = self.folder / "storage" / self.key_of(attachment)
+        folder.mkdir(parents=True, exist_ok=True)
+        cache = folder / ".zotero-ft-cache"
+        cache.write_text(text, encoding="utf-8")
+        indexed_pages, total_pages = pages or (None, None)
+        indexed_chars, total_chars = chars or (None, None)
+        self.db.execute("INSERT OR REPLACE INTO fulltextItems (itemID, indexedPages, "
+                        "totalPages, indexedChars, totalChars) VALUES (?, ?, ?, ?, ?)",
+                        (attachment, indexed_pages, total_pages, indexed_chars, total_chars))
+        return cache
 
     def trash(self, item: int) -> None:
         self.db.execute("INSERT INTO deletedItems (itemID) VALUES (?)", (item,))

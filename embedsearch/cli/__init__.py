@@ -23,7 +23,8 @@ __all__ = ["main"]
 #: is an argument, not a flag (None: the message is printed as it is), and so are
 #: backup's DEST and a watch's NAME, named as the usage line names them.
 _FLAGS: dict[str, str | None] = {"k": "-k", "venues": "--venue", "keywords": "--keyword",
-                                 "query": None, "dest": "DEST", "name": "NAME"}
+                                 "libraries": "--library", "query": None, "dest": "DEST",
+                                 "name": "NAME"}
 
 
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]

@@ -67,7 +67,9 @@ def storage_options(args: argparse.Namespace) -> dict[str, str]:
 
 
 def filters_of(args: argparse.Namespace) -> Filters:
-    """The filters --year, --venue, --keyword, --collection and --added-since give."""
+    """The filters --year, --venue, --keyword, --collection, --library and
+    --added-since give."""
     return Filters.parse(year=args.year, venues=args.venue or (), keywords=args.keyword or (),
                          collections=args.collection or (),
-                         added_since=getattr(args, "added_since", None))
+                         added_since=getattr(args, "added_since", None),
+                         libraries=getattr(args, "library", None) or ())

@@ -24,14 +24,20 @@ def add_library_options(parser: argparse.ArgumentParser, *, required: bool = Fal
     chosen.add_argument("--zotero", nargs="?", const="", metavar="DATA_DIR",
                         required=required,
                         help="read the papers of the Zotero library in DATA_DIR (default: "
-                             "the one Zotero's preferences name, else ~/Zotero); items "
-                             "without an abstract take it from their stored PDF")
+                             "the one Zotero's preferences name, else ~/Zotero), each "
+                             "item's attachment in full (Zotero's full-text cache of it, "
+                             "else its PDF); items without an abstract take it from their "
+                             "stored PDF")
     chosen.add_argument("--collection", metavar="NAME",
                         help="with --zotero: only items in this collection or its "
                              "sub-collections (a path Thesis/Methods or a name)")
     chosen.add_argument("--tag", metavar="TAG", help="with --zotero: only items with this tag")
     chosen.add_argument("--group-library", dest="group", metavar="NAME",
                         help="with --zotero: this group library instead of My Library")
+    chosen.add_argument("--all-libraries", dest="every_library", action="store_true",
+                        help="with --zotero: My Library and every group library in one "
+                             "index, each paper knowing its library (search --library "
+                             "NAME keeps one's papers)")
 
 
 def add_commands(command: Declare) -> None:
@@ -43,6 +49,10 @@ def add_commands(command: Declare) -> None:
     add_wait(syncing)
     syncing.add_argument("--dry-run", action="store_true",
                          help="say what would change, and change nothing")
+    syncing.add_argument("--abstract-only", action="store_true",
+                         help="keep each item as its record (and a PDF's abstract), reading "
+                              "no attachment in full; without it, an attachment is read "
+                              "again when its file or Zotero's text of it changed")
     syncing.add_argument("--allow-title-only", action="store_true",
                          help="index items without an abstract (nor a PDF that gives one) "
                               "on their titles")

@@ -92,6 +92,10 @@ def add_filters(parser: argparse.ArgumentParser, k: int = 10) -> None:
                         help="only papers in this collection of your reference manager or "
                              "its sub-collections: a path (Thesis/Methods) or a name (repeat "
                              "for any of several)")
+    parser.add_argument("--library", action="append", metavar="NAME",
+                        help="only papers of this reference-manager library: a Zotero "
+                             "group library's name, or \"My Library\" (repeat for any of "
+                             "several)")
     parser.add_argument("--added-since", metavar="WHEN",
                         help="only papers the index received since WHEN: a date "
                              "(2026-12-01), a date and time, or a span back (7d, 24h)")

@@ -19,8 +19,10 @@ _SELECTORS = {"collection": "--collection", "tag": "--tag", "group": "--group-li
 def library(args: argparse.Namespace) -> Any:
     """The `ZoteroLibrary` --zotero names, or None."""
     given = {name: getattr(args, name, None) for name in _SELECTORS}
+    every = bool(getattr(args, "every_library", False))
     if getattr(args, "zotero", None) is None:
         stray = [_SELECTORS[name] for name, value in given.items() if value is not None]
+        stray += ["--all-libraries"] if every else []
         if stray:
             raise InputError(f"{stray[0]} chooses what to read of a Zotero library: give "
                              "--zotero [DATA_DIR] too (a Milvus collection is "
@@ -28,8 +30,14 @@ def library(args: argparse.Namespace) -> Any:
         return None
     from ..readers import ZoteroLibrary
 
+    # --abstract-only (build, add, sync): each item its record, no attachment read in full.
+    if every and given["group"] is not None:
+        raise InputError("--group-library reads one group library, --all-libraries every "
+                         "library with My Library: give one of them")
     return ZoteroLibrary(args.zotero or None, collection=given["collection"],
-                         tag=given["tag"], group=given["group"])
+                         tag=given["tag"], group=given["group"],
+                         full_text=not getattr(args, "abstract_only", False),
+                         every_library=every)
 
 
 def inputs(args: argparse.Namespace) -> list[Any]:

@@ -11,6 +11,12 @@ PDF again. Nothing unchanged is written, and a changed paper whose encoded text 
 the same (a new tag, a corrected year) keeps its stored vector: only new text is
 encoded. A stored paper written without an entry type and bibliographic fields (before
 the Zotero reader kept them) is not changed by those alone.
+
+A paper read in full carries the stamp of its file (`Paper.file_stamp`: which
+attachment, its size and modification time): a changed stamp is a changed paper, whose
+file is read again; a paper changed otherwise (a new tag) whose stamp is the stored one
+is not read again at all: its passages and file are taken from the index
+(`carry_full_text`), and only its passages' vectors encoded again (they hold its title).
 """
 
 from __future__ import annotations
@@ -31,8 +37,8 @@ from ..storage.directory import DEFAULT_WAIT
 from .live import LiveIndex
 from .writing import encode_papers, encode_passages
 
-__all__ = ["SourceState", "SyncPlan", "SyncReport", "SyncSource", "plan_sync", "same",
-           "stored_vectors", "sync_index"]
+__all__ = ["SourceState", "SyncPlan", "SyncReport", "SyncSource", "carry_full_text",
+           "plan_sync", "same", "same_file", "stored_vectors", "sync_index"]
 
 
 class SyncSource(Protocol):
@@ -103,15 +109,28 @@ def same(incoming: Paper, stored: Paper) -> bool:
     return incoming == stored
 
 
+def same_file(incoming: Paper, stored: Paper | None) -> bool:
+    """Whether `incoming` is read in full from the very file `stored` was (its stamp)."""
+    return stored is not None and bool(incoming.file_stamp) \
+        and incoming.file_stamp == stored.file_stamp
+
+
 def plan_sync(source: SourceState, stored: Mapping[str, Paper], *,
-              allow_title_only: bool = False) -> SyncPlan:
+              allow_title_only: bool = False,
+              carry: Callable[[Sequence[Paper]], list[Paper]] | None = None) -> SyncPlan:
     """What brings `stored` (the index's papers the source owns, by id) in step with
-    the source's papers now; `source.complete` fills in those to write."""
+    the source's papers now; `source.complete` fills in those to write, and `carry`
+    (when given) those whose file is the one the index read (`same_file`), from the
+    index, so that their files are not read again."""
     now = {paper.id: paper for paper in source.papers}
     unchanged = [pid for pid, paper in now.items()
                  if pid in stored and same(paper, stored[pid])]
-    written = source.complete([p for pid, p in now.items()
-                               if pid not in stored or not same(p, stored[pid])])
+    changed = [p for pid, p in now.items() if pid not in stored or not same(p, stored[pid])]
+    kept = {p.id for p in changed if carry is not None and same_file(p, stored.get(p.id))}
+    filled = {p.id: p for p in source.complete([p for p in changed if p.id not in kept])}
+    if kept and carry is not None:
+        filled.update((p.id, p) for p in carry([p for p in changed if p.id in kept]))
+    written = [filled[p.id] for p in changed]
     title_only = [p.id for p in written if p.title_only and not allow_title_only]
     written = [p for p in written if not p.title_only or allow_title_only]
     gone = [pid for pid in stored if pid not in now or pid in title_only]
@@ -119,6 +138,27 @@ def plan_sync(source: SourceState, stored: Mapping[str, Paper], *,
                     update=[p for p in written if p.id in stored],
                     remove=gone, unchanged=len(unchanged),
                     title_only=[pid for pid in title_only if pid not in stored])
+
+
+def carry_full_text(view: View, papers: Sequence[Paper], stored: Mapping[str, Paper]
+                    ) -> list[Paper]:
+    """`papers` (changed, their files not) completed from the index `view`: each with
+    the passages and file stored for it, and the stored abstract when it has none (one
+    its file gave)."""
+    keys = view.keys_of([paper.id for paper in papers])
+    files = view.files(keys.values())
+    done = []
+    for paper in papers:
+        old = stored[paper.id]
+        if not paper.abstract and old.abstract:
+            paper = dataclasses.replace(paper, abstract=old.abstract,
+                                        title_derived=old.title_derived)
+        key = keys.get(paper.id)
+        if key is not None:
+            paper = dataclasses.replace(paper, passages=tuple(view.paper_passages(key)),
+                                        file=files.get(key, ""))
+        done.append(paper)
+    return done
 
 
 def stored_vectors(view: View, updates: Sequence[Paper], stored: Mapping[str, Paper]
@@ -147,7 +187,8 @@ def sync_index(live: LiveIndex, source: SyncSource, encoder: Callable[[], Encode
     with live.reading() as view:
         stored = {paper.id: paper for paper in view.papers(view.keys()).values()
                   if state.owns(paper.id)}
-        plan = plan_sync(state, stored, allow_title_only=allow_title_only)
+        plan = plan_sync(state, stored, allow_title_only=allow_title_only,
+                         carry=lambda papers: carry_full_text(view, papers, stored))
         kept = stored_vectors(view, plan.update, stored)
     report = plan.report(dry_run=dry_run)
     if dry_run or not report.changed:

@@ -28,7 +28,7 @@ RECORD_FIELDS = (
 # Public paper lists name some fields differently; the canonical name wins if both exist.
 _ALIASES = {"author": "authors", "site": "url"}
 _STRING_FIELDS = ("title", "venue", "url", "tldr", "primary_area", "doi", "arxiv_id",
-                  "entry_type")
+                  "entry_type", "library")
 #: An arXiv paper's DataCite DOI names its arXiv id.
 _ARXIV_DOI = "10.48550/arxiv."
 _LIST_FIELDS = ("authors", "keywords", "collections")
@@ -233,6 +233,7 @@ def paper_from_record(
         collections=lists["collections"],
         entry_type=entry_type(text["entry_type"]),
         bib_fields=_bib_fields(fields.get("bib_fields"), where),
+        library=text["library"],
     )
 
 

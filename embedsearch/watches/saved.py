@@ -103,7 +103,8 @@ class Watch:
                 venues=tuple(filters.get("venues") or ()),
                 keywords=tuple(filters.get("keywords") or ()),
                 collections=tuple(filters.get("collections") or ()),
-                added_after=filters.get("added_after")),
+                added_after=filters.get("added_after"),
+                libraries=tuple(filters.get("libraries") or ())),
             k=int(data.get("k", WATCH_K)), min_similarity=data.get("min_similarity"),
             source=str(data.get("source", "")), created=str(data.get("created", "")),
             last_digest=str(data.get("last_digest", "")))

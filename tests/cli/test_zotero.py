@@ -147,3 +147,70 @@ def test_a_sync_after_the_reader_kept_item_types_rewrites_nothing(
     shown = cli("show", changed, "--index", index, "--json", "-q").json_lines()[0]
     assert shown["entry_type"] == "inproceedings"
     writer.close()
+
+
+def test_an_attachment_read_in_full_answers_with_its_page(
+        tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    from tests.readers.test_pdf import one_column
+    from tests.readers.test_zotero_fulltext import ABSTRACT, BODY, CACHED_CLAIM, zotero7_cache
+
+    writer = ZoteroWriter(tmp_path / "Zotero")
+    item, key = writer.item(fields={"title": "Graph networks", "abstractNote": ABSTRACT})
+    attachment = writer.pdf(item, one_column(tmp_path / "paper.pdf").read_bytes())
+    writer.ft_cache(attachment, zotero7_cache(BODY), pages=(3, 3))
+    writer.item(fields={"title": "Another paper", "abstractNote": "We study bandits."})
+    index = tmp_path / "index"
+    assert cli("build", "--zotero", writer.folder, "--out", index, "-q").code == 0
+    hit = cli("search", "zero-padding against projection shortcuts", "--index", index,
+              "-k", "1", "--json", "-q").json_lines()[0]
+    assert hit["id"] == f"zotero:{key}"
+    assert hit["passage"]["page"] == 2 and CACHED_CLAIM in str(hit["passage"]["text"])
+    assert not cli("sync", "--zotero", writer.folder, "--index", index, "--json",
+                   "-q").json_lines()[0]["updated"]
+    # --abstract-only: the item as its record, its passages given up.
+    planned = cli("sync", "--zotero", writer.folder, "--index", index, "--abstract-only",
+                  "--dry-run", "-q")
+    assert planned.out.splitlines() == [f"would update zotero:{key}"]
+    writer.close()
+
+
+def test_every_library_in_one_index_each_paper_knowing_its_own(
+        tmp_path: Path, seed_files: list[Path], cli: Callable[..., CliResult]) -> None:
+    writer, items = _library(tmp_path / "Zotero", seed_files)  # twelve in My Library
+    seeds = read_papers(seed_files)
+    club, lab = writer.group("Reading Club", 4711), writer.group("Lab", 99)
+    grouped: dict[str, list[str]] = {"Reading Club": [], "Lab": []}
+    for number, paper in enumerate(seeds[12:18]):
+        name, library = (("Reading Club", club), ("Lab", lab))[number % 2]
+        group_id = 4711 if library == club else 99
+        _, key = writer.item(fields={"title": paper.title, "abstractNote": paper.abstract},
+                             library=library)
+        grouped[name].append(f"zotero:groups/{group_id}/{key}")
+    index = tmp_path / "index"
+    built = cli("build", "--zotero", writer.folder, "--all-libraries", "--out", index, "-q")
+    assert built.code == 0, built.err
+    assert ids_on_disk(index) == set(items) | set(grouped["Reading Club"]) | set(grouped["Lab"])
+
+    def found(*libraries: str) -> set[str]:
+        chosen = [arg for name in libraries for arg in ("--library", name)]
+        hits = cli("search", "learning", "--index", index, "-k", "30", *chosen, "--json",
+                   "-q").json_lines()
+        return {str(hit["id"]) for hit in hits}
+
+    assert found("reading club") == set(grouped["Reading Club"])
+    assert found("My Library") == set(items)
+    assert found("Lab", "My Library") == set(items) | set(grouped["Lab"])
+    shown = cli("show", grouped["Lab"][0], "--index", index, "--json", "-q").json_lines()[0]
+    assert shown["library"] == "Lab"
+    # Each library kept in step: the user leaves the lab, the club gains an item.
+    writer.leave(lab)
+    _, new = writer.item(fields={"title": seeds[20].title, "abstractNote": seeds[20].abstract},
+                         library=club)
+    report = cli("sync", "--zotero", writer.folder, "--all-libraries", "--index", index,
+                 "--json", "-q").json_lines()[0]
+    assert report["added"] == [f"zotero:groups/4711/{new}"]
+    assert sorted(report["removed"]) == sorted(grouped["Lab"]) and report["unchanged"] == 15
+    refused = cli("build", "--zotero", writer.folder, "--all-libraries", "--group-library",
+                  "Lab", "--out", tmp_path / "x")
+    assert refused.code != 0 and "give one of them" in refused.err
+    writer.close()

@@ -23,7 +23,8 @@ _AREAS = ("representation learning", "reinforcement learning", "generative model
 def make_zotero_library(data_dir: Path) -> None:
     """A Zotero library at `data_dir`: papers 1-10 of the sample in the collection Thesis
     (9 and 10 in its sub-collection Thesis/Background), 11-12 outside it, a book without
-    an abstract, a note and an item in the trash."""
+    an abstract, a note and an item in the trash; papers 13-14 in the group library
+    "Reading Club"."""
     writer = ZoteroWriter(data_dir)
     thesis = writer.collection("Thesis")
     background = writer.collection("Background", thesis)
@@ -38,4 +39,9 @@ def make_zotero_library(data_dir: Path) -> None:
     writer.item("note", parent=book)
     trashed, _ = writer.item(fields={"title": "A draft", "abstractNote": "Not yet."})
     writer.trash(trashed)
+    club = writer.group("Reading Club", 4711)
+    for paper in sample_papers()[12:14]:
+        writer.item("conferencePaper", fields={
+            "title": paper.title, "abstractNote": paper.abstract, "date": str(paper.year),
+            "proceedingsTitle": paper.venue}, creators=[("Grace", "Hopper")], library=club)
     writer.close()

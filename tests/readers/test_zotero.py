@@ -254,3 +254,35 @@ def test_an_item_without_an_abstract_takes_its_pdfs(zotero: ZoteroWriter,
     unread = read_papers([ZoteroLibrary(zotero.folder, pdf_abstracts=False)],
                          title_only=True)
     assert all(paper.title_only for paper in unread)
+
+
+def test_every_library_in_one_reading(zotero: ZoteroWriter) -> None:
+    keys = _library(zotero)
+    club = 2  # the "Reading Club" group's libraryID (_library made it second)
+    # Zotero's keys are unique within a library: the same key in another one is
+    # another item, and stays another paper.
+    _, twin = zotero.item(fields={"title": "Twin in the club", "abstractNote": ABSTRACT},
+                          library=club, key=keys["article"])
+    lab = zotero.group("Lab", 99)
+    methods = zotero.collection("Methods", library=lab)
+    zotero.item(fields={"title": "Lab methods", "abstractNote": ABSTRACT}, library=lab,
+                collections=[methods])
+    every = {p.id: p for p in read_papers([ZoteroLibrary(zotero.folder, every_library=True)],
+                                          title_only=True)}
+    mine = {p.id for p in read_papers([ZoteroLibrary(zotero.folder)], title_only=True)}
+    assert mine < set(every) and all(every[pid].library == "" for pid in mine)
+    assert every[f"zotero:groups/4711/{twin}"].title == "Twin in the club"
+    assert every[f"zotero:{keys['article']}"].title == "Graph networks for molecules"
+    assert {p.library for p in every.values()} == {"", "Reading Club", "Lab"}
+    assert "A feed item" not in {p.title for p in every.values()}  # feeds are no library
+    # A collection of several libraries: any library's of that name.
+    spec = f"zotero:{zotero.folder}?libraries=all&collection=Methods"
+    assert {p.title for p in read_papers([spec])} == {"Graph networks for molecules",
+                                                      "Lab methods"}
+    with pytest.raises(InputError, match="libraries=all"):
+        ZoteroLibrary.parse(f"zotero:{zotero.folder}?libraries=mine")
+    with pytest.raises(InputError, match="choose one"):
+        ZoteroLibrary(zotero.folder, group="Lab", every_library=True)
+    # A group's paper read alone knows its library as well.
+    alone = read_papers([ZoteroLibrary(zotero.folder, group="Lab")])
+    assert [p.library for p in alone] == ["Lab"]

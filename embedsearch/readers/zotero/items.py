@@ -11,7 +11,9 @@ the item is in. Its item type becomes a BibTeX entry type (`bibentry.ZOTERO_TYPE
 the fields the exports write back are kept (`_KEPT`: volume, issue, pages, publisher,
 place, series, ISBN, ISSN, a thesis's or report's type; and the editors). Its id is
 `zotero:KEY` (`zotero:groups/ID/KEY` in a group library), stable for the item's life and
-the same on every synced computer.
+the same on every synced computer, and unique across the libraries of a data directory
+(Zotero's keys are unique within a library only). A group library's item knows its
+library by the group's name (`Paper.library`); the user's own is "".
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from ...filters import COLLECTION_SEPARATOR, collection_names
 from ...text.bibentry import ZOTERO_TYPES, bib_fields, page_range
 from ...text.identifiers import normalise_arxiv_id, normalise_doi
 from ..foreign import collapse, doi_url
-from .tables import AttachmentRow, Library, Row, Tables
+from .fulltext import CACHE_FILE, READ_TYPES, Attachment
+from .tables import AttachmentRow, Indexed, Library, Row, Tables
 
 __all__ = ["Selection", "ZoteroItem", "id_prefix", "item_id", "select_items"]
 
@@ -52,23 +55,27 @@ _PDF = "application/pdf"
 
 @dataclass(frozen=True)
 class Selection:
-    """Which items to read: one library (None: the user's own, else a group's name),
-    within a collection (with its sub-collections) and with a tag when given."""
+    """Which items to read: one library (None: the user's own, else a group's name) or
+    `every` library (the user's and each group's), within a collection (with its
+    sub-collections) and with a tag when given."""
 
     group: str | None = None
     collection: str | None = None
     tag: str | None = None
+    every: bool = False
 
 
 @dataclass(frozen=True)
 class ZoteroItem:
     """One regular item, as our record layout (see `records.paper_from_record`), with
-    its PDF files. (A sync tells a changed item by comparing its paper with the stored
-    one, which Zotero's modification time would not make cheaper.)"""
+    its PDF files (where an abstract may be found) and the attachments that may be read
+    in full (`fulltext`). (A sync tells a changed item by comparing its paper with the
+    stored one, which Zotero's modification time would not make cheaper.)"""
 
     key: str
     record: dict[str, object]
     pdfs: tuple[Path, ...]
+    attachments: tuple[Attachment, ...] = ()
 
 
 def _year(date: str) -> int | None:
@@ -157,6 +164,18 @@ def _pdfs(row: Row, tables: Tables, data_dir: Path, base: Path | None) -> tuple[
     return tuple(path for path in found if path is not None and path.is_file())
 
 
+def _readable(row: Row, tables: Tables, data_dir: Path, base: Path | None
+              ) -> tuple[Attachment, ...]:
+    """The item's attachments of a type read in full, oldest first, each with where
+    Zotero caches its text (its own storage folder, a linked file's too)."""
+    return tuple(
+        Attachment(a.key, _resolve(a, data_dir, base), a.content_type,
+                   data_dir / "storage" / a.key / CACHE_FILE,
+                   tables.indexed.get(a.item_id, Indexed()))
+        for a in sorted(tables.attachments.get(row.item_id, []), key=lambda a: a.item_id)
+        if a.content_type in READ_TYPES and not a.trashed)
+
+
 def id_prefix(library: Library) -> str:
     """What the paper ids of a library's items start with: `zotero:` in the user's own,
     `zotero:groups/ID/` in a group's (after Zotero's own URIs)."""
@@ -186,15 +205,24 @@ def _record(row: Row, library: Library, paths: dict[int, str]) -> dict[str, obje
         "collections": sorted({paths[c] for c in row.collections if c in paths}),
         "entry_type": _entry_type(row),
         "bib_fields": _kept(row),
+        # "" for the user's own (My Library): a paper of a single library's index is
+        # what it was before papers knew their library.
+        "library": library.name if library.group_id is not None else "",
     }
 
 
-def _library(tables: Tables, group: str | None, database: Path) -> Library:
+def _libraries(tables: Tables, selection: Selection, database: Path) -> list[Library]:
+    """The libraries `selection` reads: every one (the user's first), a group's, or the
+    user's own."""
+    if selection.every:
+        return sorted(tables.libraries.values(),
+                      key=lambda lib: (lib.group_id is not None, lib.library_id))
+    group = selection.group
     if group is None:
-        return next(lib for lib in tables.libraries.values() if lib.group_id is None)
+        return [next(lib for lib in tables.libraries.values() if lib.group_id is None)]
     for library in tables.libraries.values():
         if library.group_id is not None and library.name.casefold() == group.casefold():
-            return library
+            return [library]
     names = sorted(lib.name for lib in tables.libraries.values() if lib.group_id is not None)
     raise InputError(f"no group library named {group!r} (there are: "
                      f"{', '.join(names) or 'none'})", path=database)
@@ -214,21 +242,23 @@ def _check_choice(kind: str, wanted: str, known: set[str], database: Path,
 
 def select_items(tables: Tables, selection: Selection, database: Path, data_dir: Path,
                  base: Path | None
-                 ) -> tuple[Library, list[ZoteroItem], list[tuple[str, str, str]]]:
-    """The chosen library, its chosen regular items, and (id, label, reason) of each
+                 ) -> tuple[list[Library], list[ZoteroItem], list[tuple[str, str, str]]]:
+    """The chosen libraries, their chosen regular items, and (id, label, reason) of each
     chosen item that is not a paper (a note, an attachment, in the trash), so a report
-    accounts for every one.
+    accounts for every one. A collection or tag of several libraries is any library's
+    of that name.
 
     Raises:
         InputError: an unknown group, collection or tag, naming those there are.
     """
-    library = _library(tables, selection.group, database)
+    chosen = {library.library_id: library for library in
+              _libraries(tables, selection, database)}
     paths = _paths(tables)
-    rows = [row for row in tables.items.values() if row.library_id == library.library_id]
+    rows = [row for row in tables.items.values() if row.library_id in chosen]
     tags = {tag for row in rows for tag in row.tags}
     if selection.collection:
         in_library = {paths[c] for c, (_, _, lib) in tables.collections.items()
-                      if lib == library.library_id}
+                      if lib in chosen}
         wanted = COLLECTION_SEPARATOR.join(p.strip() for p in
                                            selection.collection.split(COLLECTION_SEPARATOR))
         _check_choice("collection", wanted, in_library, database,
@@ -241,6 +271,7 @@ def select_items(tables: Tables, selection: Selection, database: Path, data_dir:
                 {tag.casefold() for tag in row.tags}]
     items, passed = [], []
     for row in rows:
+        library = chosen[row.library_id]
         name = item_id(row, library)
         if row.item_type in _NOT_PAPERS:
             passed.append((name, row.key, _NOT_PAPERS[row.item_type]))
@@ -248,5 +279,6 @@ def select_items(tables: Tables, selection: Selection, database: Path, data_dir:
             passed.append((name, row.key, "in the trash"))
         else:
             items.append(ZoteroItem(row.key, _record(row, library, paths),
-                                    _pdfs(row, tables, data_dir, base)))
-    return library, items, passed
+                                    _pdfs(row, tables, data_dir, base),
+                                    _readable(row, tables, data_dir, base)))
+    return list(chosen.values()), items, passed

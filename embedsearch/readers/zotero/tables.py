@@ -4,7 +4,8 @@ The table and column names are those of Zotero's schema (`resource/schema/userda
 in Zotero's repository; Zotero 5 and later): `items`, `itemData` with `itemDataValues`
 and `fields`, `itemCreators` with `creators` and `creatorTypes`, `itemTags` with
 `tags`, `collections` with `collectionItems`, `itemAttachments`, `deletedItems` (the
-trash), `libraries` and `groups`. Every query here only reads.
+trash), `libraries` and `groups`, and `fulltextItems` (how much of each attachment
+Zotero's full-text cache holds). Every query here only reads.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from ...errors import InputError
 
-__all__ = ["Library", "Row", "Tables", "read_tables"]
+__all__ = ["AttachmentRow", "Indexed", "Library", "Row", "Tables", "read_tables"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,24 @@ class AttachmentRow:
     trashed: bool
 
 
+@dataclass(frozen=True)
+class Indexed:
+    """How much of an attachment Zotero's full-text cache holds (`fulltextItems`): pages
+    of a PDF, characters of a text (EPUB, HTML); None where Zotero did not say."""
+
+    pages: int | None = None
+    total_pages: int | None = None
+    chars: int | None = None
+    total_chars: int | None = None
+
+    @property
+    def partial(self) -> bool:
+        """Whether Zotero says it cached only part (its page or character limit)."""
+        return any(done is not None and total is not None and done < total
+                   for done, total in ((self.pages, self.total_pages),
+                                       (self.chars, self.total_chars)))
+
+
 @dataclass
 class Tables:
     """The rows of a whole database, keyed for the mapping to papers."""
@@ -63,6 +82,8 @@ class Tables:
     #: collectionID -> (name, parent collectionID, libraryID), trashed ones left out.
     collections: dict[int, tuple[str, int | None, int]]
     attachments: dict[int, list[AttachmentRow]]  # by parent itemID
+    #: What Zotero's full-text cache holds of each attachment, by its itemID.
+    indexed: dict[int, Indexed] = field(default_factory=dict)
 
 
 def _table_names(db: sqlite3.Connection) -> set[str]:
@@ -161,9 +182,24 @@ def _attachments(db: sqlite3.Connection) -> dict[int, list[AttachmentRow]]:
     return found
 
 
+def _indexed(db: sqlite3.Connection, names: set[str]) -> dict[int, Indexed]:
+    if "fulltextItems" not in names:
+        return {}
+    columns = {row[1] for row in db.execute("PRAGMA table_info(fulltextItems)")}
+    wanted = ("indexedPages", "totalPages", "indexedChars", "totalChars")
+    chosen = ", ".join(name if name in columns else "NULL" for name in wanted)
+
+    def number(value: object) -> int | None:
+        return int(value) if isinstance(value, (int, float)) else None
+
+    return {int(row[0]): Indexed(*(number(value) for value in row[1:]))
+            for row in db.execute(f"SELECT itemID, {chosen} FROM fulltextItems")}
+
+
 def read_tables(db: sqlite3.Connection, database: Path) -> Tables:
     """Every item of the user's and the groups' libraries, with its fields, creators,
-    tags, collections and attachments (feeds are left out).
+    tags, collections and attachments, and what Zotero's full-text cache holds of each
+    attachment (feeds are left out).
 
     Raises:
         InputError: the database is not Zotero's, or older than Zotero 5.
@@ -173,4 +209,5 @@ def read_tables(db: sqlite3.Connection, database: Path) -> Tables:
     libraries = _libraries(db, names)
     items = _items(db, names, libraries)
     _fill(db, names, items)
-    return Tables(libraries, items, _collections(db, names), _attachments(db))
+    return Tables(libraries, items, _collections(db, names), _attachments(db),
+                  _indexed(db, names))

@@ -4,7 +4,9 @@ Each paper has an int64 `key`, the id its vector carries in the vector index. Ea
 segment of an index has its own store; keys are handed out by the index (its manifest's
 `next_key`), never reused, so a removed paper's key is never given to another one and a
 stale vector can never be mistaken for a new paper. (Stores written before segments
-took their keys from AUTOINCREMENT; `used_keys` reads how far that went.)
+took their keys from AUTOINCREMENT; `used_keys` reads how far that went.) A paper's
+library and file stamp live in a table of their own, made only in a store that has a
+paper with either: a store of papers without them is what it was before they existed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ...filters import Filters, collection_names
+from ...filters import Filters, collection_names, is_my_library
 from ...papers import Paper
 from ...text.bibentry import bib_fields
 
@@ -74,6 +76,13 @@ _COLUMNS = (
 #: into a new generation to be written.
 _LATER_COLUMNS = {"doi": "''", "arxiv_id": "''", "collections": "'[]'", "entry_type": "''",
                   "bib_fields": "'{}'"}
+#: Each paper's library and file stamp (`Paper.library`, `Paper.file_stamp`), for the
+#: papers that have either; made by the first `insert` of such a paper.
+_ORIGINS_TABLE = (
+    "CREATE TABLE paper_origins (key INTEGER PRIMARY KEY REFERENCES papers(key) "
+    "ON DELETE CASCADE, library TEXT NOT NULL, file_stamp TEXT NOT NULL)",
+    "CREATE INDEX paper_origins_library ON paper_origins(library COLLATE NOCASE, key)",
+)
 _IDENTIFIER_COLUMNS = ("doi", "arxiv_id")
 _BATCH = 500  # stays under SQLite's limit on bound parameters per statement
 
@@ -96,6 +105,8 @@ def _row_to_paper(row: sqlite3.Row) -> Paper:
         collections=tuple(json.loads(row["collections"])),
         entry_type=row["entry_type"],
         bib_fields=bib_fields(json.loads(row["bib_fields"])),
+        library=row["library"],
+        file_stamp=row["file_stamp"],
     )
 
 
@@ -125,6 +136,16 @@ class PaperStore:
                                   else name for name in _COLUMNS.split(", "))
         self._identifiers = not any(name in missing for name in _IDENTIFIER_COLUMNS)
         self._collections = "paper_collections" in tables
+        self._origins = "paper_origins" in tables
+
+    @property
+    def _selected(self) -> str:
+        """What a query of whole papers selects from: their columns, each paper's
+        library and file stamp with them ('' where the store has none)."""
+        if not self._origins:
+            return f"{self._columns}, '' AS library, '' AS file_stamp FROM papers"
+        return (f"{self._columns}, coalesce(library, '') AS library, coalesce(file_stamp, "
+                "'') AS file_stamp FROM papers LEFT JOIN paper_origins USING (key)")
 
     @classmethod
     def create(cls, path: Path) -> PaperStore:
@@ -200,6 +221,15 @@ class PaperStore:
         self._db.executemany("INSERT INTO paper_collections (key, name) VALUES (?, ?)",
                              [(int(key), name) for key, paper in zip(keys, papers)
                               for name in collection_names(paper.collections)])
+        origins = [(int(key), paper.library, paper.file_stamp) for key, paper in
+                   zip(keys, papers) if paper.library or paper.file_stamp]
+        if origins and not self._origins:
+            for statement in _ORIGINS_TABLE:  # execute, not executescript: no commit
+                self._db.execute(statement)
+            self._origins = True
+        if origins:
+            self._db.executemany("INSERT INTO paper_origins (key, library, file_stamp) "
+                                 "VALUES (?, ?, ?)", origins)
 
     def used_keys(self) -> int:
         """The highest key ever handed out in this store (AUTOINCREMENT's record, which
@@ -249,7 +279,7 @@ class PaperStore:
         found: dict[int, Paper] = {}
         for chunk in _chunks([int(key) for key in keys]):
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT {self._columns} FROM papers WHERE key IN ({marks})"
+            query = f"SELECT {self._selected} WHERE key IN ({marks})"
             for row in self._db.execute(query, chunk):
                 found[int(row["key"])] = _row_to_paper(row)
         return found
@@ -261,7 +291,7 @@ class PaperStore:
 
     def iter_papers(self) -> Iterable[tuple[int, Paper]]:
         """Every (key, paper), by key."""
-        for row in self._db.execute(f"SELECT {self._columns} FROM papers ORDER BY key"):
+        for row in self._db.execute(f"SELECT {self._selected} ORDER BY key"):
             yield int(row["key"]), _row_to_paper(row)
 
     def filter_keys(self, filters: Filters, *, min_key: int | None = None
@@ -292,6 +322,24 @@ class PaperStore:
             marks = ",".join("?" * len(filters.collections))
             clauses.append(f"key IN (SELECT key FROM paper_collections WHERE name IN ({marks}))")
             args.extend(name.casefold() for name in filters.collections)
+        if filters.libraries:
+            clauses.append(self._in_libraries(filters.libraries, args))
         where = " AND ".join(clauses) or "1"
         rows = self._db.execute(f"SELECT key FROM papers WHERE {where} ORDER BY key", args)
         return np.array([row[0] for row in rows], dtype=np.int64)
+
+    def _in_libraries(self, names: Sequence[str], args: list[object]) -> str:
+        """The clause admitting papers of the libraries `names` (a group's, case
+        ignored; the user's own: every paper without a library), its values in `args`."""
+        mine = any(is_my_library(name) for name in names)
+        groups = [name for name in names if not is_my_library(name)]
+        if not self._origins:  # no paper of this store has a library: all are the user's
+            return "1" if mine else "0"
+        parts = []
+        if groups:
+            parts.append("key IN (SELECT key FROM paper_origins WHERE library COLLATE "
+                         f"NOCASE IN ({','.join('?' * len(groups))}))")
+            args.extend(groups)
+        if mine:
+            parts.append("key NOT IN (SELECT key FROM paper_origins WHERE library != '')")
+        return f"({' OR '.join(parts)})"

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import ConfigurationError, InputError
+from ...errors import ConfigurationError, InputError, QueryError
 from ...filters import Filters, collection_names
 from ...papers import Paper, embedding_text, normalise_title
 from ...text.bibentry import bib_fields
@@ -78,6 +78,9 @@ def filter_expression(filters: Filters | None, exclude: NDArray[np.int64] | None
     """The Milvus filter admitting what `filters` admits, minus the `exclude` keys
     (the empty string admits every row)."""
     clauses: list[str] = []
+    if filters is not None and filters.libraries:
+        raise QueryError("a library filter needs an index in local files; a Milvus "
+                         "collection does not filter by library yet", parameter="libraries")
     if filters is not None:
         if filters.year_min is not None:
             clauses.append(f"year >= {int(filters.year_min)}")
@@ -173,6 +176,8 @@ def paper_rows(papers: Sequence[Paper], vectors: NDArray[np.float32],
         record[COLLECTION_KEYS] = [match_key(name) for name in
                                    collection_names(paper.collections)]
         record[ADDED] = added
+        if paper.file_stamp:  # what a sync compares (not data of the paper: not to_dict's)
+            record["file_stamp"] = paper.file_stamp
         size = len(json.dumps(record, ensure_ascii=False).encode("utf-8"))
         if size > MAX_RECORD_BYTES:
             raise InputError(f"paper '{paper.id[:200]}' is {size:,} bytes as JSON, more than "
@@ -215,4 +220,6 @@ def paper_of(record: dict[str, Any]) -> Paper:
         # Records written before entry types and bibliographic fields were kept lack them.
         entry_type=str(record.get("entry_type", "")),
         bib_fields=bib_fields(record.get("bib_fields") or {}),
+        library=str(record.get("library", "")),
+        file_stamp=str(record.get("file_stamp", "")),
     )
