@@ -73,7 +73,7 @@ def heading(line: Line, style: BodyStyle) -> str | None:
     """The section name `line` heads, or None when it is no heading."""
     text = " ".join(line.plain.split())
     if not text or len(text) > _HEADING_CHARS or len(text.split()) > _HEADING_WORDS \
-            or line.hyphenated or text[-1] in ",;-" or caption(line, style) is not None:
+            or text[-1] in ",;-" or caption(line, style) is not None:
         return None
     if not (text[0].isupper() or text[0].isdigit()):
         return None
