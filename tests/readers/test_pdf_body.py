@@ -43,10 +43,12 @@ HYPHENATED = "The prediction of each arc comes from one head alone."
 ACROSS_COLUMNS = "Every head was scored against the gold arcs of four treebanks in turn."
 ACROSS_FIGURE = "The heads were ranked by their agreement with the gold arcs of each treebank."
 ACROSS_PAGES = "The heads that track arcs are found in the middle layers of every model."
+AFTER_PAGES = "In the fifth run 1, layer 1 agreed with the treebank on 41 of every hundred arcs"
 FOOTNOTE = "The probes are linear classifiers trained on frozen activations of each head."
 CAPTION = "Figure 1: Heads that track dependency arcs, by layer and model."
 TABLE = "Table 2. Agreement of the best head with gold arcs, per model."
 APPENDIX = "The proof of the agreement bound follows from the triangle inequality."
+ADDRESS = "Ada Lovelace, Department of Computing, University of Cambridge, United Kingdom."
 
 
 def filler(topic: str, count: int) -> str:
@@ -56,10 +58,11 @@ def filler(topic: str, count: int) -> str:
                     for number in range(1, count + 1))
 
 
-def paper(path: Path, *, labels: bool = False) -> Typeset:
+def paper(path: Path, *, labels: bool = False, after: str = "Appendix A Proofs") -> Typeset:
     """Three pages: the front matter and two columns on page 1; a paragraph that goes
     on from column to column and from page to page; a figure that interrupts a
-    sentence; a table; the references; an appendix after them."""
+    sentence; a table; the references; a section headed `after` after them; the
+    authors' addresses."""
     sheet = Typeset(path, running_head=HEAD, first_page=101, labels=labels)
     sheet.front(TITLE, AUTHORS, ABSTRACT)
     sheet.heading("1 Introduction")
@@ -82,8 +85,10 @@ def paper(path: Path, *, labels: bool = False) -> Typeset:
     sheet.caption(TABLE, height=40)
     sheet.paragraph(filler("ninth", 2))
     sheet.references(REFERENCES)
-    sheet.heading("Appendix A Proofs")
+    sheet.heading(after)
     sheet.paragraph(APPENDIX + " " + filler("tenth", 2))
+    sheet.heading("Affiliation:")  # as JSS prints the authors' addresses last
+    sheet.paragraph(ADDRESS, indent=False)
     sheet.save()
     return sheet
 
@@ -110,6 +115,7 @@ def test_the_layout_is_as_the_tests_assume(typeset: Typeset) -> None:
     assert typeset.where(ACROSS_COLUMNS[:30]) == (1, 0)
     assert typeset.where("arcs of four treebanks") == (1, 1)
     assert typeset.where(ACROSS_PAGES[:30]) == (1, 1) and typeset.page_of("are found in") == 2
+    assert typeset.page_of(AFTER_PAGES) == 2
     assert typeset.where(ACROSS_FIGURE[:30]) == (2, 0)
     assert typeset.where("agreement with the gold") == (2, 1)
     assert typeset.page_of(TABLE[:20]) == typeset.page_of(APPENDIX[:30]) == 3
@@ -134,7 +140,7 @@ def test_sections_in_order_and_captions_apart(found: PdfExtraction) -> None:
 
 
 @pytest.mark.parametrize("sentence, page", [
-    (MARKED, 1), (HYPHENATED, 1), (ACROSS_COLUMNS, 1), (ACROSS_PAGES, 1),
+    (MARKED, 1), (HYPHENATED, 1), (ACROSS_COLUMNS, 1), (ACROSS_PAGES, 1), (AFTER_PAGES, 2),
     (ACROSS_FIGURE, 2), (APPENDIX, 3)])
 def test_sentences_are_whole_and_on_the_page_they_start_on(
         found: PdfExtraction, typeset: Typeset, sentence: str, page: int) -> None:
@@ -173,7 +179,17 @@ def test_front_matter_and_references_are_not_passages(found: PdfExtraction) -> N
     assert words(ABSTRACT[:60]) not in text and words(AUTHORS) not in text
     for entry in REFERENCES:
         assert words(entry[:40]) not in text
+    assert words(ADDRESS) not in text
     assert "references" not in {passage.section.casefold() for passage in found.passages}
+
+
+def test_a_numbered_section_after_the_references_is_read(tmp_path: Path) -> None:
+    """As a thesis's next chapter after the last one's references is."""
+    passages = extract_pdf(paper(tmp_path / "p.pdf", after="4 Syntax in Larger Models").path
+                           ).passages
+    [after] = holding(passages, APPENDIX)
+    assert after.section == "4 Syntax in Larger Models"
+    assert not holding(passages, REFERENCES[0][:40])
 
 
 def test_page_labels_are_empty_when_the_pdf_names_none(tmp_path: Path) -> None:

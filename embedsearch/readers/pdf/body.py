@@ -50,7 +50,7 @@ _FRONT_HEADINGS = re.compile(r"^\W*(?:abstract|summary|contents|keywords?)\W*$",
 # A footnote's number glued to its first word ("4macOS users ...", "2Within base R").
 _NOTE_NUMBER = re.compile(r"^\d{1,2}(?=[^\W\d_][a-z])")
 # Where a paragraph moves to the next page, until its sentences are placed on pages.
-_PAGE_MARK = "\x1e"
+_PAGE_MARK = "\ue000"  # a private-use character: no space, no word
 
 
 def read_body(document: Document, *, title: str = "", abstract: str = "",

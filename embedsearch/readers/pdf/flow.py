@@ -5,7 +5,8 @@ long as the last line did not end a sentence; a caption, a footnote or anything 
 set in another size is an *aside*, a group of its own that waits until the paragraph it
 interrupts has ended, so that a sentence broken by a figure or a page's footnotes is
 read whole. A heading (`headings`) starts a section; the reference list is left out up
-to an appendix after it, a table of contents up to the next heading.
+to an appendix or a numbered section after it, a table of contents or the authors'
+addresses up to the next heading.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .cleaning import BodyStyle
-from .headings import appendix, caption, contents, heading, named, references, set_apart
+from .headings import caption, heading, named, not_text, references, resumes, set_apart
 from .layout import Line
 
 __all__ = ["Flow", "Group", "heading_at"]
@@ -61,8 +62,8 @@ class Flow:
         self.aside: Group | None = None  # the caption or small print being read
         self.waiting: list[Group] = []  # asides read while the paragraph goes on
         self.section = section
-        # Left out: the reference list (up to an appendix), a table of contents (up to
-        # the next heading).
+        # Left out: the reference list (up to an appendix or a numbered section), a
+        # table of contents or the authors' addresses (up to the next heading).
         self.skipping: str = ""
 
     def read(self, lines: Sequence[Line]) -> list[Group]:
@@ -84,9 +85,9 @@ class Flow:
         self._close_text()
         if references(name):
             self.skipping = "references"
-        elif contents(name):
+        elif not_text(name):
             self.skipping = "contents"
-        elif self.skipping != "references" or appendix(name):
+        elif self.skipping != "references" or resumes(name):
             self.skipping = ""
             self.section = name
 

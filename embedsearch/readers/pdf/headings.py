@@ -16,7 +16,7 @@ import re
 from .cleaning import BodyStyle
 from .layout import Line
 
-__all__ = ["appendix", "caption", "contents", "heading", "named", "references", "set_apart"]
+__all__ = ["caption", "heading", "named", "not_text", "references", "resumes", "set_apart"]
 
 #: Words a heading has at most (a long section title runs to about a dozen).
 _HEADING_WORDS = 14
@@ -47,7 +47,11 @@ _CAPTION = re.compile(
     re.IGNORECASE)
 #: Letters in a heading known only by its type, as a share of its characters.
 _WORDED_SHARE = 0.7
-_CONTENTS = re.compile(r"^(?:table of )?contents$", re.IGNORECASE)
+# Sections that are no text of the paper: a table of contents, a list of figures, the
+# authors' addresses JSS prints at the end ("Affiliation:").
+_NOT_TEXT = re.compile(r"^(?:(?:table of )?contents|list of (?:figures|tables)|affiliations?"
+                       r"|authors?'? (?:addresses|affiliations|information)"
+                       r"|corresponding authors?)\W*$", re.IGNORECASE)
 _KINDS = {"fig": "Figure", "fig.": "Figure", "tab.": "Table"}
 _ARABIC_POINT = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.\s")
 
@@ -77,6 +81,8 @@ def heading(line: Line, style: BodyStyle) -> str | None:
         return None
     if not (text[0].isupper() or text[0].isdigit()):
         return None
+    if _NOT_TEXT.match(text) and set_apart(line, style):
+        return text  # "Affiliation:" ends with a colon, as no other heading does
     larger = line.size >= style.size + _LARGER
     apart = larger or (line.bold and not style.bold)
     # Where the body reads bold (some fonts report every glyph so), a numbered or named
@@ -127,9 +133,10 @@ def caption(line: Line, style: BodyStyle) -> str | None:
     return f"{_KINDS.get(kind, kind.capitalize())} {found['number']}"
 
 
-def contents(section: str) -> bool:
-    """Whether `section` is a table of contents."""
-    return _CONTENTS.match(section) is not None
+def not_text(section: str) -> bool:
+    """Whether `section` is no text of the paper (a table of contents, a list of
+    figures, the authors' addresses), left out up to the next heading."""
+    return _NOT_TEXT.match(section) is not None
 
 
 def references(section: str) -> bool:
@@ -137,7 +144,9 @@ def references(section: str) -> bool:
     return _REFERENCES.match(section) is not None
 
 
-def appendix(section: str) -> bool:
-    """Whether `section` opens an appendix ("Appendix B", "A. Reference card"), which
-    the text resumes with after the reference list."""
-    return _APPENDIX.match(section) is not None
+def resumes(section: str) -> bool:
+    """Whether the text resumes at `section` after a reference list: an appendix
+    ("Appendix B", "A. Reference card", "Supplementary material"), or a numbered
+    section, which in a thesis or a volume of papers is the next chapter's (a paper's
+    appendices are set after its references; a chapter's references end the chapter)."""
+    return _APPENDIX.match(section) is not None or _NUMBERED.match(section) is not None

@@ -33,8 +33,10 @@ __all__ = ["BODY_SECONDS_PER_PAGE", "BODY_TIMEOUT_S", "PdfWorker", "body_limit",
            "shared_worker"]
 
 #: The worker's address space: PDFium reading three pages needs well under 200 MB, and
-#: an allocation past this fails (the worker dies, the file is skipped) instead of
-#: making the machine swap. A whole body holds every page's lines at once: MEASURE.
+#: an allocation past this fails (the worker dies, the file is skipped, or keeps its
+#: first pages' fields) instead of making the machine swap. A body holds every page's
+#: lines at once: the worker's peak resident memory was 29 MiB reading the largest real
+#: PDF in full (39 pages) and 96 MiB for a 600-page one (scripts/pdf_body_cost.py).
 MEMORY_LIMIT = 2 << 30
 #: Seconds a body may take beyond its pages' allowance: opening, the passages' split.
 BODY_TIMEOUT_S = 20.0
