@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from embedsearch import read_papers
+from embedsearch import SearchEngine, read_papers
 from embedsearch.papers import Block, Passage
 from embedsearch.readers import read_bibliography
 from embedsearch.readers.pdf import PdfExtraction, extract_pdf
 from embedsearch.readers.pdf.body import read_body
 from embedsearch.readers.pdf.layout import open_document
 from embedsearch.readers.pdf.worker import PdfWorker
-from tests.conftest import REPO
+from tests.conftest import REPO, CliResult
 from tests.readers.typeset import Typeset
+
+Cli = Callable[..., CliResult]
 
 TITLE = "Sparse Attention Heads Learn Syntax Without Supervision"
 AUTHORS = "Ada Lovelace and Alan Turing"
@@ -220,6 +224,25 @@ def test_the_report_says_what_the_body_gave(typeset: Typeset) -> None:
 
 def test_the_extraction_round_trips_with_its_passages(found: PdfExtraction) -> None:
     assert PdfExtraction.from_dict(json.loads(json.dumps(found.to_dict()))) == found
+
+
+def test_build_reads_in_full_and_abstract_only_does_not(cli: Cli, tmp_path: Path,
+                                                         typeset: Typeset) -> None:
+    """`build` indexes a folder's PDFs in full: a body sentence finds its paper with the
+    page it is on; `add --abstract-only` adds one as a record of its first pages."""
+    folder, later = tmp_path / "papers", tmp_path / "later"
+    folder.mkdir(), later.mkdir()
+    shutil.copyfile(typeset.path, folder / "heads.pdf")
+    shutil.copyfile(typeset.path, later / "heads-again.pdf")
+    index = tmp_path / "index"
+    assert cli("build", folder, "--out", index, "--quiet").code == 0
+    assert cli("add", later, "--index", index, "--abstract-only", "--quiet").code == 0
+    engine = SearchEngine.open(index)
+    assert engine.passages("heads") == list(extract_pdf(typeset.path).passages)
+    assert engine.file_of("heads") == str((folder / "heads.pdf").resolve())
+    assert engine.passages("heads-again") == [] and engine.file_of("heads-again") == ""
+    [hit] = engine.search(ACROSS_FIGURE, k=1)
+    assert hit.id == "heads" and hit.passage is not None and hit.passage.page == 2
 
 
 # -- a body that cannot be read -----------------------------------------------------------
