@@ -131,9 +131,10 @@ class Flow:
 def heading_at(lines: Sequence[Line], index: int, style: BodyStyle, depth: int = 0
                 ) -> tuple[str, int] | None:
     """The heading that starts at `lines[index]` (it may run over two or three lines)
-    and the index after it, or None. A heading known only by being set apart (no number,
-    no usual name) must be followed by body text, perhaps after another heading: a
-    figure's labels are set apart too, but followed by more of them."""
+    and the index after it, or None. One in the text's own type must be set off from
+    the lines around it (a table of contents' lines are not); one known only by being
+    set apart (no number, no usual name) must be followed by body text, perhaps after
+    another heading: a figure's labels are set apart too, but followed by more of them."""
     name = heading(lines[index], style)
     if name is None or not (set_apart(lines[index], style) or _spaced(lines, index, style)):
         return None
