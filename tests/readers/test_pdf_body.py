@@ -315,3 +315,17 @@ def test_real_sentences_are_found_on_their_pages(
         sentence: str) -> None:
     passages = holding(real_passages[name], sentence)
     assert passages and {passage.page for passage in passages} == {page}, passages
+
+
+def test_a_paragraph_after_a_code_listing_on_the_next_page_starts_there() -> None:
+    """strucchange's page 12 ends in the output of R, no full stop after it; page 13
+    goes on with more of it, then a sentence: it is on page 13, not read on from 12."""
+    path = REAL / "strucchange-intro.pdf"
+    found = extract_pdf(path, full_text=False)
+    document = open_document(path, 10**9)
+    try:
+        blocks, _ = read_body(document, title=found.title, abstract=found.abstract)
+    finally:
+        document.close()
+    sentence = "The software informs us that a structural break has been detected"
+    assert [block.page for block in blocks if sentence in block.text] == [13]

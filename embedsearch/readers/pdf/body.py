@@ -34,8 +34,8 @@ MAX_BODY_PAGES = 600
 #: Pages the front matter (title, authors, abstract, keywords) is looked for on: the
 #: pages the abstract is read from (`extraction.PAGES_READ`).
 FRONT_PAGES = 3
-#: Words a block must have to be text, and the share of them that must be words of
-#: letters (a figure's axis labels, a table's numbers are neither).
+#: Words a block must have to be text, and the share of a sentence's words that must be
+#: words of letters (a figure's axis labels, a table's numbers, an equation are not).
 _MIN_WORDS = 5
 _CAPTION_MIN_WORDS = 2
 _LETTERED_SHARE = 0.5
@@ -161,12 +161,16 @@ def _joined(lines: Sequence[Line], pages: bool = False, notes: bool = False) -> 
 
 def _blocks(group: Group, spelling: Spelling, labels: Sequence[str], abstract: str
             ) -> list[Block]:
-    """`group` as blocks of whole sentences, one for each page a sentence starts on;
-    none when it is not text (too few words of letters) or repeats the abstract."""
+    """`group` as blocks of whole sentences, one for each page a sentence starts on,
+    without the sentences that are not text (most of their words not of letters: an
+    equation, a table's numbers); none when too few words are left, or when it repeats
+    the abstract."""
     text = mend_breaks(_joined(group.lines, pages=True,
                                notes=group.aside and not group.caption), spelling)
     plain = text.replace(_PAGE_MARK, "")
-    if not _readable(plain, group):
+    sentences = [sentence for sentence in split_sentences(plain) if _lettered(sentence)]
+    least = _CAPTION_MIN_WORDS if group.caption else _MIN_WORDS
+    if sum(len(sentence.split()) for sentence in sentences) < least:
         return []
     if len(letters(plain)) >= 80 and letters(plain) in abstract:
         return []
@@ -177,7 +181,7 @@ def _blocks(group: Group, spelling: Spelling, labels: Sequence[str], abstract: s
     pages = sorted({line.page for line in group.lines})
     blocks: list[Block] = []
     cursor = 0
-    for sentence in split_sentences(plain):
+    for sentence in sentences:
         found = plain.find(sentence, cursor)
         cursor = found + len(sentence) if found >= 0 else cursor
         page = pages[min(sum(start <= max(found, 0) for start in starts), len(pages)) - 1]
@@ -191,9 +195,7 @@ def _blocks(group: Group, spelling: Spelling, labels: Sequence[str], abstract: s
     return blocks
 
 
-def _readable(text: str, group: Group) -> bool:
-    """Whether `text` reads as text: words enough, most of them of letters."""
-    words = text.split()
-    least = _CAPTION_MIN_WORDS if group.caption else _MIN_WORDS
-    lettered = sum(bool(_LETTERED.search(word)) for word in words)
-    return len(words) >= least and lettered >= _LETTERED_SHARE * len(words)
+def _lettered(sentence: str) -> bool:
+    """Whether most words of `sentence` are words of letters (two or more)."""
+    words = sentence.split()
+    return sum(bool(_LETTERED.search(word)) for word in words) >= _LETTERED_SHARE * len(words)

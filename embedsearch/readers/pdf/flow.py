@@ -211,11 +211,16 @@ def _goes_on(lines: Sequence[Line], line: Line, following: Line | None,
     """Whether `line` continues the paragraph of `lines`. Right below its last line it
     does, unless it is indented after a sentence's end; after a gap, at the top of the
     next column or page, it does if the paragraph's last line did not end a sentence
-    (a figure, a footnote or the page's end came between)."""
+    (a figure, a footnote or the page's end came between) and `line` does not start
+    one: a paragraph that ends without a full stop (a code listing, an equation) is
+    followed by one that starts with a capital, and read on into it, its first sentence
+    would be placed on the page before (a sentence broken before a capital, "the R" /
+    "Core Team", is read as two, which the passages join again)."""
     last = lines[-1]
     if _same_row(last, line):
         return True  # PDFium broke the line at a raised footnote mark
     ended = _SENTENCE_ENDS.search(last.plain) is not None
     if _next_line(last, line, style):
         return not (ended and _indented(line, following, style))
-    return not ended and not _indented(line, following, style)
+    capital = line.plain[:1].isupper() and not last.hyphenated
+    return not ended and not capital and not _indented(line, following, style)
