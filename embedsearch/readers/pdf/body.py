@@ -26,10 +26,11 @@ from .layout import Document, Line
 __all__ = ["FRONT_PAGES", "MAX_BODY_PAGES", "body_blocks", "read_body"]
 
 #: Pages of a body read at most. A paper is rarely over 100 pages and a thesis about 300;
-#: past 600 a PDF is a book or a volume of proceedings, whose first 600 pages (about
-#: 17 s at the 28 ms a page measured on tests/data/pdfs/real, and more passages than
-#: `passages.MAX_PASSAGES` keeps) stand for it rather than letting one file hold the
-#: build for minutes.
+#: past 600 a PDF is a book or a volume of proceedings, whose first 600 pages stand for
+#: it rather than letting one file hold the build for minutes: 600 pages of the real
+#: PDFs of tests/data/pdfs/real took 9 to 20 s to read in full (2-core EPYC, idle or
+#: loaded; scripts/pdf_body_cost.py) and gave about 2,500 passages, within
+#: `passages.MAX_PASSAGES`.
 MAX_BODY_PAGES = 600
 #: Pages the front matter (title, authors, abstract, keywords) is looked for on: the
 #: pages the abstract is read from (`extraction.PAGES_READ`).

@@ -40,10 +40,11 @@ __all__ = ["BODY_SECONDS_PER_PAGE", "BODY_TIMEOUT_S", "PdfWorker", "body_limit",
 MEMORY_LIMIT = 2 << 30
 #: Seconds a body may take beyond its pages' allowance: opening, the passages' split.
 BODY_TIMEOUT_S = 20.0
-#: Seconds a body may take for each page read: reading a page's lines took 28 ms on
-#: average and 66 ms at most over the real PDFs of tests/data/pdfs/real (a 2-core EPYC,
-#: scripts/pdf_body_cost.py); four times the slowest leaves room for a loaded machine
-#: and dense pages, and still stops a 600-page file that hangs within three minutes.
+#: Seconds a body may take for each page read: a body took 15 ms a page on average
+#: over the real PDFs of tests/data/pdfs/real on an idle 2-core EPYC, 28 ms on a loaded
+#: one, and 33 to 82 ms on the slowest (rcpp-introduction.pdf; scripts/pdf_body_cost.py);
+#: three times the slowest seen leaves room for denser pages and a busier machine, and
+#: still stops a 600-page file that hangs within three minutes.
 BODY_SECONDS_PER_PAGE = 0.25
 _START_S = 30.0  # first answer allowance on top of a file's own limit: imports, a cold disk
 
