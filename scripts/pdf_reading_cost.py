@@ -1,4 +1,4 @@
-"""What reading PDFs costs: the worker's start, then milliseconds per PDF.
+"""What reading PDFs' first pages costs: the worker's start, then milliseconds per PDF.
 
 Copies the real papers of tests/data/pdfs/real (or the PDFs of `--folder`) into a
 temporary folder until it holds `--files` of them, then prints:
@@ -9,6 +9,9 @@ temporary folder until it holds `--files` of them, then prints:
    build of a folder of papers pays for each;
 3. the same files read in this process (`extract_pdf(isolated=False)`): the part of
    the cost that is PDFium and our layout rules, not the trip to the worker.
+
+Each PDF is read for its first pages only (`full_text=False`, what `--abstract-only`
+reads); what the body adds is scripts/pdf_body_cost.py's to measure.
 
 The speed claim `tests/readers/test_pdf.py` used to make with a stopwatch ("a folder
 costs milliseconds per PDF") is this script's to measure; the test checks that a
@@ -55,16 +58,16 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(name)
         files = fill_folder(folder, sources, args.files)
         started = time.perf_counter()
-        extract_pdf(files[0])
+        extract_pdf(files[0], full_text=False)
         print(f"worker start and the first PDF: {time.perf_counter() - started:.3f} s")
         started = time.perf_counter()
-        papers = read_papers([folder])
+        papers = read_papers([folder], full_text=False)
         per_pdf = (time.perf_counter() - started) / len(files)
         print(f"{len(files)} PDFs ({len(sources)} distinct) through read_papers: "
               f"{len(papers)} papers, {per_pdf * 1000:.1f} ms per PDF")
         started = time.perf_counter()
         for file in files:
-            extract_pdf(file, isolated=False)
+            extract_pdf(file, full_text=False, isolated=False)
         per_pdf = (time.perf_counter() - started) / len(files)
         print(f"the same read in this process: {per_pdf * 1000:.1f} ms per PDF")
     return 0

@@ -120,6 +120,11 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-title-only", action="store_true",
                         help="index bibliography entries that have no abstract on their "
                              "titles (default: skip them, with a warning)")
+    parser.add_argument("--abstract-only", action="store_true",
+                        help="read PDFs for their title, abstract and authors only, from "
+                             "their first pages (default: their whole text too, as "
+                             "passages, so that a search finds the page that answers it; "
+                             "this builds and reads faster and makes a smaller index)")
     add_reading_checks(parser)
     add_library_options(parser)
 
@@ -222,7 +227,8 @@ def build(args: argparse.Namespace) -> None:
     # Refuse an index in the way before reading: the readers' warnings about skipped
     # entries would come first, for files that will not be indexed.
     IndexDirectory(args.out).ensure_writable(replace=args.overwrite)
-    found = read_files(args, inputs(args), title_only=args.allow_title_only)
+    found = read_files(args, inputs(args), title_only=args.allow_title_only,
+                       full_text=not args.abstract_only)
     write_report(args, found)
     with _executor(args) as executor:
         engine = SearchEngine.build(
@@ -255,7 +261,8 @@ def add(args: argparse.Namespace) -> None:
                          f"{engine.info().encoder_backend}, and added papers must be encoded "
                          "as it was; build the index with --backend cuda to add on GPUs")
     before = len(engine)
-    found = read_files(args, inputs(args), title_only=args.allow_title_only)
+    found = read_files(args, inputs(args), title_only=args.allow_title_only,
+                       full_text=not args.abstract_only)
     write_report(args, found)
     with _executor(args) as executor:
         added = engine.add(found.papers, allow_title_only=args.allow_title_only,

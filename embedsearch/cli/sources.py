@@ -49,12 +49,15 @@ def inputs(args: argparse.Namespace) -> list[Any]:
     return found
 
 
-def read_files(args: argparse.Namespace, files: list[Any], *, title_only: bool) -> Any:
-    """The papers of `files` as --input-format, --strict say (a `Bibliography`)."""
+def read_files(args: argparse.Namespace, files: list[Any], *, title_only: bool,
+               full_text: bool = False) -> Any:
+    """The papers of `files` as --input-format, --strict say (a `Bibliography`); PDFs
+    read in full with `full_text` (what build and add index), else their first pages
+    only (examples and watches are known by their abstracts)."""
     from ..readers import read_bibliography
 
     return read_bibliography(files, getattr(args, "input_format", None),
-                             title_only=title_only, strict=args.strict)
+                             title_only=title_only, strict=args.strict, full_text=full_text)
 
 
 def write_report(args: argparse.Namespace, *found: Any) -> None:

@@ -7,12 +7,14 @@ see `foreign`). A Zotero library is read in place: a `ZoteroLibrary`, or `zotero
 among the inputs (see `zotero`). A new format is one new module in this package that
 registers its reader with `base.register_format`.
 
-A `.pdf` is one paper, its title, abstract and authors read from its first pages
-(see `pdf`); a folder among the inputs stands for the PDFs inside it.
+A `.pdf` is one paper, its title, abstract and authors read from its first pages and
+its body as passages with their pages (see `pdf`; `full_text=False` reads the first
+pages only); a folder among the inputs stands for the PDFs inside it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -77,25 +79,25 @@ def _folder_pdfs(folder: Path, format: str | None) -> list[Path]:
     return sorted(found, key=lambda path: path.relative_to(folder).parts)
 
 
-def _read(spec: FormatSpec, path: Path, notes: list[dict[str, object]] | None
-          ) -> Iterator[Located | Skipped]:
+def _read(spec: FormatSpec, path: Path, notes: list[dict[str, object]] | None,
+          full_text: bool) -> Iterator[Located | Skipped]:
     """One file's entries; the PDF and Zotero readers also note where they found each
-    field (a PDF's)."""
+    field (a PDF's), and the PDF reader reads the body when `full_text`."""
     if spec.read is pdf.read_pdf_file:
-        return pdf.read_pdf_file(path, notes)
+        return pdf.read_pdf_file(path, notes, full_text=full_text)
     if spec.read is zotero.read_zotero:
-        return ZoteroLibrary(path).read(notes)
+        return ZoteroLibrary(path, full_text=full_text).read(notes)
     return spec.read(path)
 
 
-def _folder_entries(folder: Path, files: list[Path], notes: list[dict[str, object]] | None
-                    ) -> Iterator[Located | Skipped]:
+def _folder_entries(folder: Path, files: list[Path], notes: list[dict[str, object]] | None,
+                    full_text: bool) -> Iterator[Located | Skipped]:
     """Every PDF's entry in `folder`. A PDF in a subfolder is known by its path from the
     folder ("2023/smith"), so two files of one name in two subfolders stay two papers."""
     for file in files:
         prefix = file.parent.relative_to(folder).as_posix()
         noted: list[dict[str, object]] = []
-        for item in pdf.read_pdf_file(file, noted):
+        for item in pdf.read_pdf_file(file, noted, full_text=full_text):
             if prefix == ".":
                 yield item
             elif isinstance(item, Skipped):
@@ -108,14 +110,15 @@ def _folder_entries(folder: Path, files: list[Path], notes: list[dict[str, objec
             notes.extend(noted)
 
 
-def _source(path: Path, format: str | None, notes: list[dict[str, object]] | None
-            ) -> tuple[FormatSpec, Iterator[Located | Skipped]]:
+def _source(path: Path, format: str | None, notes: list[dict[str, object]] | None,
+            full_text: bool) -> tuple[FormatSpec, Iterator[Located | Skipped]]:
     """The format of input `path` and its entries: a file's, or a folder's PDFs'."""
     if path.is_dir():
-        return formats()["pdf"], _folder_entries(path, _folder_pdfs(path, format), notes)
+        return formats()["pdf"], _folder_entries(path, _folder_pdfs(path, format), notes,
+                                                 full_text)
     _check_file(path)
     spec = format_for(path, format)
-    return spec, _read(spec, path, notes)
+    return spec, _read(spec, path, notes, full_text)
 
 
 def _names(entries: list[Skipped]) -> str:
@@ -190,33 +193,37 @@ def _title_only(path: Path, paper: Paper, place: str) -> Skipped:
     return Skipped(path, line, f"{name} ({shown})", _NO_ABSTRACT)
 
 
-def _opened(name: Source, format: str | None, notes: list[dict[str, object]] | None
-            ) -> tuple[Path, FormatSpec, Iterator[Located | Skipped]]:
+def _opened(name: Source, format: str | None, notes: list[dict[str, object]] | None,
+            full_text: bool) -> tuple[Path, FormatSpec, Iterator[Located | Skipped]]:
     """The file (or library database) `name` reads, its format and its entries."""
     library = as_library(name)
     if library is not None:
+        if not full_text:  # abstract only: no attachment read in full, whatever it asked
+            library = dataclasses.replace(library, full_text=False)
         return (library.database, format_for(Path("zotero.sqlite"), "zotero"),
                 library.read(notes))
     assert not isinstance(name, ZoteroLibrary)
     path = Path(name)
-    spec, entries = _source(path, format, notes)
+    spec, entries = _source(path, format, notes, full_text)
     return path, spec, entries
 
 
 def iter_papers(paths: Iterable[Source], format: str | None = None, *,
                 title_only: bool = False, strict: bool = False,
                 skipped: list[Skipped] | None = None,
-                notes: list[dict[str, object]] | None = None) -> Iterator[Located]:
+                notes: list[dict[str, object]] | None = None,
+                full_text: bool = True) -> Iterator[Located]:
     """(paper, "file:line") for every record of every file, in order, validated.
 
     Entries a reader passes over, and title-only ones unless `title_only`, go to
     `skipped` (when given) and are reported in one warning per file; `strict` makes a
     malformed entry an error instead. A file that gives no paper is an error. A folder
     stands for the PDFs inside it and is an error only when none of them gives a paper;
-    readers that note where they found each field (the PDF reader) add to `notes`.
+    readers that note where they found each field (the PDF reader) add to `notes`. A
+    PDF is read in full (its body as `Paper.passages`) unless `full_text` is False.
     """
     for name in paths:
-        path, spec, entries = _opened(name, format, notes)
+        path, spec, entries = _opened(name, format, notes, full_text)
         kept = 0
         passed_over: list[Skipped] = []
         for item in entries:
@@ -257,7 +264,8 @@ class Bibliography:
 
 
 def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
-                      title_only: bool = False, strict: bool = False) -> Bibliography:
+                      title_only: bool = False, strict: bool = False,
+                      full_text: bool = True) -> Bibliography:
     """All papers of `paths`, and every entry passed over with the reason.
 
     Args:
@@ -269,6 +277,8 @@ def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
         title_only: keep entries without an abstract, known by their titles, instead
             of passing over them.
         strict: make a malformed entry an error instead of passing over it.
+        full_text: read each PDF's body as passages with their pages (the default);
+            False reads only its first pages, for the title, abstract and authors.
 
     Returns:
         The papers kept and the entries skipped (`Bibliography.report()` lists them).
@@ -280,7 +290,8 @@ def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
     seen: dict[str, str] = {}
     found = Bibliography([])
     for paper, where in iter_papers(paths, format, title_only=title_only, strict=strict,
-                                    skipped=found.skipped, notes=found.notes):
+                                    skipped=found.skipped, notes=found.notes,
+                                    full_text=full_text):
         if paper.id in seen:
             raise InputError(f"duplicate id '{paper.id}' (first at {seen[paper.id]})", path=where)
         seen[paper.id] = where
@@ -289,7 +300,8 @@ def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
 
 
 def read_papers(paths: Iterable[Source], format: str | None = None, *,
-                title_only: bool = False, strict: bool = False) -> list[Paper]:
+                title_only: bool = False, strict: bool = False,
+                full_text: bool = True) -> list[Paper]:
     """All papers of `paths`, what was passed over logged as warnings.
 
     Arguments and errors as for `read_bibliography`.
@@ -302,4 +314,5 @@ def read_papers(paths: Iterable[Source], format: str | None = None, *,
         print(len(papers), papers[0].id, papers[0].title)
         ```
     """
-    return read_bibliography(paths, format, title_only=title_only, strict=strict).papers
+    return read_bibliography(paths, format, title_only=title_only, strict=strict,
+                             full_text=full_text).papers

@@ -1,4 +1,4 @@
-"""A PDF's first pages as lines of text, each with its place, font size and weight.
+"""A PDF's pages as lines of text, each with its place, font size and weight.
 
 PDFium (through pypdfium2) gives every character of a page with its font size, box,
 weight and angle, in the order the page draws them, with its own line breaks and word
@@ -100,6 +100,21 @@ class Document:
             return reading_order(lines, float(page.get_width())), rotated
         finally:
             page.close()
+
+    def height(self, index: int) -> float:
+        """The height of page `index` in PDF points, read without loading the page."""
+        try:
+            return float(self.pdf.get_page_size(index)[1])
+        except pdfium.PdfiumError:
+            return 0.0
+
+    def label(self, index: int) -> str:
+        """The page number the PDF prints for page `index` ("iv", "356"; its page
+        labels), or "" when the file names its pages only by their position."""
+        try:
+            return _clean(self.pdf.get_page_label(index))
+        except (pdfium.PdfiumError, UnicodeDecodeError):
+            return ""
 
     def has_images(self, index: int) -> bool:
         """Whether page `index` draws any image: a page of images and no text is a scan."""

@@ -255,7 +255,7 @@ def _body_note(body: Body, entry: str, attachment: Attachment) -> dict[str, obje
 def pdf_abstract(paths: tuple[Path, ...]) -> PdfExtraction | None:
     """What the first of `paths` that gives an abstract holds, or None."""
     for path in paths:
-        found = extract_pdf(path)
+        found = extract_pdf(path, full_text=False)
         if found.abstract:
             return found
     return None

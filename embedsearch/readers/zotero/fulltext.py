@@ -21,7 +21,6 @@ attachment again only when it changed.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -159,25 +158,16 @@ def read_body(attachment: Attachment) -> Body:
                     skipped="" if passages else "Zotero's full-text cache holds no text")
     assert attachment.path is not None  # chosen: a PDF here when its cache is not usable
     found = pdf_body(attachment.path)
-    passages = tuple(getattr(found, "passages", ()))
-    if passages or not _READS_BODIES:  # a reader of first pages owes no body
-        reason = ""
-    else:
-        reason = (str(getattr(found, "body_skipped", "") or found.skipped)
-                  or "the PDF gave no body text")
+    passages = found.passages
+    reason = "" if passages else (found.body_skipped or found.skipped
+                                  or "the PDF gave no body text")
     return Body(passages, file if passages else "", "the PDF", found, reason)
 
 
 def pdf_body(path: Path) -> PdfExtraction:
     """The PDF at `path` read in full, by the PDF reader: the one place this reader asks
-    it for a body. (Before the PDF reader read bodies, `extract_pdf` took no
-    `full_text` and its extraction had no passages: that reads as no body.)"""
-    if _READS_BODIES:
-        return extract_pdf(path, full_text=True)  # type: ignore[call-arg, unused-ignore]
-    return extract_pdf(path)
-
-
-_READS_BODIES = "full_text" in inspect.signature(extract_pdf).parameters
+    it for a body."""
+    return extract_pdf(path, full_text=True)
 
 
 def cache_blocks(text: str) -> list[Block]:
