@@ -13,6 +13,8 @@ comments steer it, each on a line of its own:
   (its `indexes/mine` and files), for pages that say they build on it.
 - `<!-- examples need: your Zotero library -->`: a Zotero library is where Zotero keeps
   it (`~/Zotero`), for the pages about reading one (`world.make_zotero_library`).
+- `<!-- examples need: a folder of your PDFs -->`: a folder `papers/` of papers as PDFs
+  (`world.make_pdf_folder`), for the page about searching them.
 - `<!-- examples need: the ray extra -->` (or another extra of `EXTRAS`): the page's
   examples import what that extra installs; without it (the README's install brings
   `.[dev]` only) the page is skipped, saying which extra it needs.
@@ -52,6 +54,7 @@ _FENCE = re.compile(r"^(?P<indent> *)```(?P<language>[\w-]*)[^\n]*\n(?P<code>.*?
 _NOT_RUN = re.compile(r"^\s*<!--\s*not run:(?P<reason>.*?)-->\s*$")
 _AFTER = re.compile(r"^<!--\s*examples start after:\s*the tutorial\s*-->\s*$", re.M)
 _ZOTERO = re.compile(r"^<!--\s*examples need:\s*your Zotero library\s*-->\s*$", re.M)
+_PDFS = re.compile(r"^<!--\s*examples need:\s*a folder of your PDFs\s*-->\s*$", re.M)
 _EXTRA = re.compile(r"^<!--\s*examples need:\s*the (?P<extra>[\w-]+) extra\s*-->\s*$", re.M)
 #: The optional extras a page may need, by the module that tells whether it is installed.
 EXTRAS = {"ray": "ray", "milvus": "pymilvus"}
@@ -127,6 +130,7 @@ class Start:
     after_tutorial: bool
     zotero: bool
     extras: tuple[str, ...] = ()
+    pdfs: bool = False
 
     def missing_extra(self) -> str | None:
         """Why the page cannot run in this environment (an extra it needs is not
@@ -144,7 +148,8 @@ def start(page: Path) -> Start:
     """What the page says its examples start from (its comments, above)."""
     text = page.read_text(encoding="utf-8")
     return Start(bool(_AFTER.search(text)), bool(_ZOTERO.search(text)),
-                 tuple(match["extra"] for match in _EXTRA.finditer(text)))
+                 tuple(match["extra"] for match in _EXTRA.finditer(text)),
+                 bool(_PDFS.search(text)))
 
 
 # Bash: `embedsearch serve` in the background on $DOCS_PORT until the block ends, and

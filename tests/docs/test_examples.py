@@ -20,7 +20,7 @@ from .examples import (
     documentation_pages,
     start,
 )
-from .world import make_zotero_library
+from .world import make_pdf_folder, make_zotero_library
 
 #: Fences that are not code to run: output, diagrams, file layouts, data.
 NOT_CODE = {"", "text", "json", "yaml", "toml", "csv", "bibtex"}
@@ -85,6 +85,8 @@ def readers_folder(page: Path, into: Path, quick_start: Path,
     shutil.copytree(after_tutorial[0] if begins.after_tutorial else quick_start, into)
     if begins.zotero:
         make_zotero_library(into / "home" / "Zotero")
+    if begins.pdfs:
+        make_pdf_folder(into / "papers")
     return into
 
 

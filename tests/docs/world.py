@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from embedsearch.bundled import sample_papers
+from tests.readers.typeset import Typeset
 from tests.zotero_library import ZoteroWriter
 
-__all__ = ["make_zotero_library"]
+__all__ = ["make_pdf_folder", "make_zotero_library"]
 
 _AREAS = ("representation learning", "reinforcement learning", "generative models",
           "language models", "optimization")
@@ -45,3 +46,24 @@ def make_zotero_library(data_dir: Path) -> None:
             "title": paper.title, "abstractNote": paper.abstract, "date": str(paper.year),
             "proceedingsTitle": paper.venue}, creators=[("Grace", "Hopper")], library=club)
     writer.close()
+
+
+def make_pdf_folder(folder: Path) -> None:
+    """A folder of three papers as PDFs, as a reader's `papers/` holds them: each is a
+    paper of the sample (its title and abstract on page 1) whose body, in two columns
+    with running heads and a reference list, is the abstracts of three other sample
+    papers, a section each (papers 13-21: spiking networks, interpretability, 3D
+    intention grounding, federated RL, ...), so that a page's question about one of
+    those finds the PDF and the page it is on."""
+    papers = sample_papers()
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(3):
+        host = papers[30 + number]
+        sheet = Typeset(folder / f"paper{number + 1}.pdf", running_head=host.title[:60])
+        sheet.front(host.title, "Ada Lovelace, Alan Turing", host.abstract)
+        for part, donor in enumerate(papers[12 + 3 * number:15 + 3 * number], start=1):
+            sheet.heading(f"{part} {' '.join(donor.title.split()[:4]).rstrip('.,')}")
+            sheet.paragraph(donor.abstract)
+        sheet.references([f"{paper.title}. {paper.venue} {paper.year}."
+                          for paper in papers[:4]])
+        sheet.save()
