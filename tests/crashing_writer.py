@@ -38,7 +38,7 @@ def _install(point: str) -> None:
     from embedsearch import fs
     from embedsearch.encoding import encoder
     from embedsearch.storage import checksums, directory
-    from embedsearch.storage.local import lexical
+    from embedsearch.storage.local import lexical, segment
     from embedsearch.storage.local import storage as local_storage
 
     if point == "before-staging":  # holding the lock, nothing staged yet
@@ -47,6 +47,8 @@ def _install(point: str) -> None:
         encoder.Encoder.encode_documents = _die  # type: ignore[method-assign]
     elif point == "while-writing-segment":  # records and vectors written, postings not
         lexical.Postings.save = _die  # type: ignore[method-assign]
+    elif point == "while-writing-passages":  # a segment's papers written, its passages not
+        segment.write_full_text = _die  # type: ignore[assignment]
     elif point == "while-linking":  # the new segment written, one old file shared
         directory.os.link = _after(1, directory.os.link)  # type: ignore[attr-defined]
     elif point == "while-deleting":  # a segment's new deletions file half written

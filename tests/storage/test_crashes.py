@@ -27,6 +27,7 @@ from tests.conftest import (
     snapshot,
     write_jsonl,
 )
+from tests.docs.world import make_pdf_folder
 
 Cli = Callable[..., CliResult]
 
@@ -133,6 +134,23 @@ def test_kill_9_of_an_add_leaves_the_old_or_the_new_index(
     assert writer.returncode == -signal.SIGKILL, writer.stderr
     new = {str(record["id"]) for record in records}
     assert _check_after_crash(seed_copy, old, new) == KILL_POINTS[point]
+
+
+@pytest.mark.parametrize("point", ["while-writing-passages", "while-checksumming",
+                                   "before-cleanup"])
+def test_kill_9_of_a_full_text_add_leaves_the_old_or_the_new_index(
+        seed_copy: Path, tmp_path: Path, point: str) -> None:
+    make_pdf_folder(tmp_path / "papers")
+    old = ids_on_disk(seed_copy)
+    _crash(point, "add", tmp_path / "papers", "--index", seed_copy)
+    new = {"paper1", "paper2", "paper3"}
+    outcome = _check_after_crash(seed_copy, old, new)
+    assert outcome == ("new" if point == "before-cleanup" else "old")
+    with SearchEngine.open(seed_copy) as engine:
+        if outcome == "new":  # the bodies are the seed's abstracts: asked for by id
+            assert [p.page for p in engine.passages("paper2")][-1] == 2
+            assert engine.file_of("paper2").endswith("paper2.pdf")
+        assert engine.check().problems == []
 
 
 def _crash(point: str, *args: object) -> None:
