@@ -15,7 +15,10 @@ from embedsearch.bundled import sample_papers
 from tests.readers.typeset import Typeset
 from tests.zotero_library import ZoteroWriter
 
-__all__ = ["make_pdf_folder", "make_zotero_library"]
+__all__ = ["PDF_IDS", "make_pdf_folder", "make_zotero_library"]
+
+#: The ids of the papers `make_pdf_folder` writes (a PDF is known by its file's name).
+PDF_IDS = ("paper1", "paper2", "paper3")
 
 _AREAS = ("representation learning", "reinforcement learning", "generative models",
           "language models", "optimization")
@@ -57,9 +60,9 @@ def make_pdf_folder(folder: Path) -> None:
     those finds the PDF and the page it is on."""
     papers = sample_papers()
     folder.mkdir(parents=True, exist_ok=True)
-    for number in range(3):
+    for number, paper_id in enumerate(PDF_IDS):
         host = papers[30 + number]
-        sheet = Typeset(folder / f"paper{number + 1}.pdf", running_head=host.title[:60])
+        sheet = Typeset(folder / f"{paper_id}.pdf", running_head=host.title[:60])
         sheet.front(host.title, "Ada Lovelace, Alan Turing", host.abstract)
         for part, donor in enumerate(papers[12 + 3 * number:15 + 3 * number], start=1):
             sheet.heading(f"{part} {' '.join(donor.title.split()[:4]).rstrip('.,')}")
