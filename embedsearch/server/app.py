@@ -64,7 +64,7 @@ _TOO_LARGE: dict[int | str, dict[str, Any]] = {
 #: The request field of each engine parameter named otherwise in requests: the query is
 #: `q`, and the filters take one venue or keyword per repeated field.
 _FIELDS = {"query": "q", "venues": "venue", "keywords": "keyword",
-           "collections": "collection"}
+           "collections": "collection", "libraries": "library"}
 # How long a write waits for another's: at 80k papers a write holds the lock a few
 # seconds, so 30 s rides out a queue of several; clients commonly time out at 30-60 s.
 WRITE_WAIT_S = 30.0
@@ -88,6 +88,10 @@ Collection = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)
                        Query(max_length=LIMITS.filter_values,
                              description="only papers in one of these collections or their "
                                          "sub-collections (a path A/B or a name)")]
+Library = Annotated[list[Annotated[str, Query(max_length=LIMITS.filter_chars)]],
+                    Query(max_length=LIMITS.filter_values,
+                          description="only papers of one of these Zotero libraries (a group "
+                                      "library's name, or 'My Library')")]
 
 
 def _error(status: int, detail: str, parameter: str | None = None) -> JSONResponse:
@@ -104,11 +108,11 @@ def _refusal(exc: QueryError) -> ApiError:
 
 
 def _filters(year: str | None, venue: list[str], keyword: list[str],
-             collection: list[str] | None = None) -> Filters:
+             collection: list[str] | None = None, library: list[str] | None = None) -> Filters:
     """Filters from request values; a bad one is a 422 naming it."""
     try:
         return Filters.parse(year=year, venues=venue, keywords=keyword,
-                             collections=collection or ())
+                             collections=collection or (), libraries=library or ())
     except QueryError as exc:
         raise _refusal(exc) from None
 
@@ -121,9 +125,10 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
                                        description="what you are looking for")],
                k: K = 10, mode: ModeParam = "hybrid", year: Year = None,
                venue: Venue = [], keyword: Keyword = [],
-               collection: Collection = [], min_score: MinScore = None) -> dict[str, Any]:
+               collection: Collection = [], library: Library = [],
+               min_score: MinScore = None) -> dict[str, Any]:
         """The k papers that best match q, best first, each with its evidence sentence."""
-        filters = _filters(year, venue, keyword, collection)
+        filters = _filters(year, venue, keyword, collection, library)
         try:
             hits = batcher.search(q, k, filters, mode, min_score)
         except QueryError as exc:
@@ -135,7 +140,7 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
                  responses=_TOO_LARGE)
     def search_batch(body: BatchSearchIn) -> dict[str, Any]:
         """Several queries in one encoding batch, with the same k, mode and filters."""
-        filters = _filters(body.year, body.venue, body.keyword, body.collection)
+        filters = _filters(body.year, body.venue, body.keyword, body.collection, body.library)
         for number, query in enumerate(body.queries):
             if not query.strip():
                 raise ApiError(422, f"queries.{number}: the query is empty",
@@ -153,7 +158,7 @@ def _search_routes(engine: SearchEngine, batcher: SearchBatcher) -> APIRouter:
         """The k papers closest to the given records, which need not be in the index:
         those it holds (same id or title) use their stored vectors and are never
         returned, the others are encoded in one batch."""
-        filters = _filters(body.year, body.venue, body.keyword, body.collection)
+        filters = _filters(body.year, body.venue, body.keyword, body.collection, body.library)
         hits = engine.similar_to_papers(papers_in("papers", list(body.papers)), body.k,
                                         negatives=papers_in("negatives", list(body.negatives)),
                                         filters=filters, diverse=body.diverse,
@@ -172,15 +177,16 @@ def _paper_routes(engine: SearchEngine) -> APIRouter:
     @router.get("/papers/{paper_id:path}/similar", response_model=SimilarOut,
                 response_model_exclude_unset=True)
     def similar(paper_id: str, k: K = 10, year: Year = None, venue: Venue = [],
-                keyword: Keyword = [], collection: Collection = [],
+                keyword: Keyword = [], collection: Collection = [], library: Library = [],
                 min_score: MinScore = None) -> dict[str, Any]:
         """The k papers closest to this one (never itself), from its stored vector."""
-        filters = _filters(year, venue, keyword, collection)
+        filters = _filters(year, venue, keyword, collection, library)
         hits = engine.similar(paper_id, k, filters=filters, min_score=min_score)
         return {"query_id": paper_id, "k": k, "filters": filters.to_dict(),
                 "hits": [hit_record(hit, query_id=paper_id) for hit in hits]}
 
-    @router.get("/papers/{paper_id:path}", response_model=PaperOut)
+    @router.get("/papers/{paper_id:path}", response_model=PaperOut,
+                response_model_exclude_unset=True)
     def paper(paper_id: str) -> dict[str, object]:
         """One paper in full."""
         return engine.get(paper_id).to_dict()

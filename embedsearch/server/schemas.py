@@ -83,6 +83,8 @@ class _Paper(BaseModel):
     entry_type: str = ""
     #: The other standard bibliographic fields read (publisher, editor, pages, ...).
     bib_fields: dict[str, str] = {}
+    #: The Zotero group library it is in, only when it is in one.
+    library: str | None = None
 
 
 class PaperOut(_Paper):
@@ -124,6 +126,8 @@ _HIT_TYPES: dict[str, Any] = {
 #: What `results.hit_record` adds: batch results query_index and query, similar-paper
 #: results query_id.
 _HIT_EXTRAS: dict[str, Any] = {
+    # A paper's Zotero group library, only where it has one (`Paper.to_dict`), as `_Paper`.
+    "library": (str | None, None),
     "query_index": (int | None, None),
     "query": (str | None, None),
     "query_id": (str | None, None),
@@ -167,6 +171,8 @@ class FiltersOut(BaseModel):
     collections: list[str] = []
     #: Only papers the index received after this instant (UTC, ISO 8601), if set.
     added_after: str | None = None
+    #: Only papers of these Zotero libraries ("My Library": papers of none), if given.
+    libraries: list[str] | None = None
 
 
 class SearchOut(BaseModel):
@@ -189,6 +195,7 @@ class BatchSearchIn(BaseModel):
     venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     collection: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+    library: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     min_score: Annotated[float, Field(ge=-1, le=1)] | None = None
 
 
@@ -281,6 +288,7 @@ class SimilarPapersIn(BaseModel):
     venue: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     keyword: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     collection: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
+    library: Annotated[list[_Text], Field(max_length=LIMITS.filter_values)] = []
     method: Method = "clusters"
     #: Only hits at least this alike (their score: the cosine to the nearest example).
     min_score: Annotated[float, Field(ge=-1, le=1)] | None = None

@@ -98,7 +98,7 @@
   function searchParams(params) {
     // Only what GET /search takes, from a route's parameters.
     const out = new URLSearchParams();
-    for (const name of ["q", "k", "mode", "year", "venue", "keyword", "collection"]) {
+    for (const name of ["q", "k", "mode", "year", "venue", "keyword", "collection", "library"]) {
       for (const value of params.getAll(name)) out.append(name, value);
     }
     return out;
@@ -128,7 +128,8 @@
     const list = (name) => query.getAll(name);
     const body = { queries: [query.get("q")], k: Number(query.get("k") || 10),
       mode: query.get("mode") || "hybrid", venue: list("venue"), keyword: list("keyword"),
-      collection: list("collection"), ...(query.get("year") ? { year: query.get("year") } : {}) };
+      collection: list("collection"), library: list("library"),
+      ...(query.get("year") ? { year: query.get("year") } : {}) };
     const data = await api("/search", null, body);
     // The hits as GET answers them: a batch's also repeat their query.
     const hits = data.results[0].hits.map(({ query_index: _, query: __, ...hit }) => hit);

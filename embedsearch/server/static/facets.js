@@ -75,10 +75,16 @@
     const years = counts(hits, "year").sort(([a], [b]) => a.localeCompare(b));
     const venues = counts(hits, "venue").sort(byCount).slice(0, TOP_VENUES);
     const collections = listCounts(hits, "collections").sort(byCount).slice(0, TOP_VENUES);
+    // Zotero's libraries, when a hit is in a group library: the others are My Library.
+    const grouped = hits.some((hit) => hit.library);
+    const libraries = grouped ? counts(hits.map((hit) => ({ library: hit.library || "My Library" })),
+      "library").sort(byCount).slice(0, TOP_VENUES) : [];
     const shown = [["Year", "year", years, params.get("year")],
       ["Venue", "venue", venues, params.getAll("venue").join(", ")],
-      ["Collection", "collection", collections, params.getAll("collection").join(", ")]]
-      .filter(([, field, entries]) => field !== "collection" || entries.length);
+      ["Collection", "collection", collections, params.getAll("collection").join(", ")],
+      ["Library", "library", libraries, params.getAll("library").join(", ")]]
+      .filter(([, field, entries]) => (field !== "collection" && field !== "library") ||
+        entries.length);
     const boxes = shown.map(([title, field, entries, active]) =>
       [...facetBox(title, field, entries, active, apply), entries, field]);
     const aside = el("aside", { class: "facets", "aria-label": `Facets of these ${hits.length} results` },
