@@ -4,7 +4,7 @@ For a paper read in full, each side of a search (dense, lexical) scores it by th
 of its abstract and its passages, on that side's own scale (a cosine, a BM25 score with
 the statistics of abstracts and passages together), so a paper still appears once in a
 list and an index of abstracts alone ranks exactly as before. A hit then names the
-passage that won (`chosen_passages`).
+passage that won (`PassageEvidence.winners`).
 """
 
 from __future__ import annotations
