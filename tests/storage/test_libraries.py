@@ -14,7 +14,6 @@ from embedsearch import Filters, Milvus, Paper, QueryError, SearchEngine
 from embedsearch.filters import MY_LIBRARY, library_name
 from embedsearch.readers import read_papers
 from embedsearch.storage.local.paper_store import PaperStore
-from tests.conftest import dev_vectors
 from tests.storage.test_every_storage import needs_milvus
 
 GROUPS = ("Reading Club", "Lab")
@@ -42,7 +41,8 @@ def _store_tables(index: Path) -> set[tuple[str, str]]:
 
 
 def _build(path: Path, papers: list[Paper]) -> SearchEngine:
-    return SearchEngine.build(path, papers, vectors=dev_vectors(len(papers)))
+    # Encoded by the bundled model: the dev corpus's vectors are not beside every clone.
+    return SearchEngine.build(path, papers)
 
 
 def test_libraries_are_kept_written_merged_and_filtered(tmp_path: Path,
@@ -104,7 +104,7 @@ def test_a_library_read_back_from_records() -> None:
 def test_a_milvus_collection_keeps_libraries_and_refuses_to_filter_by_them(
         tmp_path: Path, seed_files: list[Path]) -> None:
     papers = _papers(seed_files, 4)
-    with SearchEngine.build(tmp_path / "index", papers, vectors=dev_vectors(len(papers)),
+    with SearchEngine.build(tmp_path / "index", papers,
                             storage=Milvus(str(tmp_path / "papers.db"), "papers")) as engine:
         stored = engine.get_many([paper.id for paper in papers])
         assert [(p.library, p.file_stamp) for p in stored.values()] == [
