@@ -21,7 +21,7 @@ import itertools
 import os
 import platform
 import re
-import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -30,6 +30,9 @@ import numpy as np
 from embedsearch import Paper, SearchEngine
 from embedsearch.evaluation.devset import DevSet, default_dev_dir
 from embedsearch.papers import Passage
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from long_query_timing import median_ms  # noqa: E402
 
 MODES = ("hybrid", "dense", "lexical")
 
@@ -75,17 +78,6 @@ def size_mb(folder: Path, part: str | None = None) -> float:
                and (part is None or part in path.parts)) / 1e6
 
 
-def median_ms(engine: SearchEngine, queries: list[str], mode: str) -> float:
-    for text in queries[:5]:
-        engine.search(text, k=10, mode=mode)
-    seconds = []
-    for text in queries:
-        start = time.perf_counter()
-        engine.search(text, k=10, mode=mode)
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds) * 1000
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dev-dir", type=Path, default=default_dev_dir())
@@ -123,8 +115,8 @@ def main() -> None:
     with SearchEngine.open(plain) as a, SearchEngine.open(full) as b:
         for mode in MODES:
             # Interleaved rounds, medians of each: the machine's noise falls on both.
-            first = [median_ms(a, queries, mode), median_ms(b, queries, mode)]
-            second = [median_ms(a, queries, mode), median_ms(b, queries, mode)]
+            first = [median_ms(a, queries, mode, 5), median_ms(b, queries, mode, 5)]
+            second = [median_ms(a, queries, mode, 5), median_ms(b, queries, mode, 5)]
             left, right = min(first[0], second[0]), min(first[1], second[1])
             print(f"| {mode} | {left:.1f} | {right:.1f} | {right / left:.2f}x |")
 

@@ -20,7 +20,8 @@ from embedsearch.papers import Passage  # noqa: E402
 from embedsearch.server import create_app  # noqa: E402
 from embedsearch.text import plain_text  # noqa: E402
 from tests.fulltext import DONOR, fulltext_papers, write_pdf  # noqa: E402
-from tests.server.test_live_server import CHROMIUM, CHROMIUM_FLAGS, LiveServer  # noqa: E402
+from tests.server import test_page  # noqa: E402
+from tests.server.test_live_server import CHROMIUM, LiveServer  # noqa: E402
 from tests.server.test_page import WAIT_MS, search  # noqa: E402
 
 pytestmark = [
@@ -59,15 +60,8 @@ def site(built: tuple[Path, list[Paper]]) -> Iterator[str]:
         engine.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                              args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
+#: The page tests' browser, one Chromium for the module.
+browser = test_page.browser
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from ...papers import Block, split_sentences
 from .cleaning import BodyStyle, body_style, letters, without_furniture
+from .fields import BARRED_KEYWORDS
 from .flow import Flow, Group, heading_at
 from .headings import named
 from .hyphens import BREAK, Spelling, mend_breaks
@@ -43,9 +44,9 @@ _LETTERED_SHARE = 0.5
 #: Letters of the abstract's end looked for among the first pages' lines.
 _ABSTRACT_TAIL = 40
 _LETTERED = re.compile(r"[^\W\d_]{2,}")
-# The keywords after an abstract, or PNAS's between bars ("R | C++ | Rcpp").
+# The keywords after an abstract (PNAS's between bars: `fields.BARRED_KEYWORDS`).
 _KEYWORDS = re.compile(r"^\W*(?:key\s?words?|index terms|subjects?|ccs concepts|msc|jel|pacs)"
-                       r"\b|^[^|]{1,40}(?:\s\|\s[^|]{1,40}){2,}$", re.IGNORECASE)
+                       r"\b", re.IGNORECASE)
 # Headings of the front matter, which the body does not start under.
 _FRONT_HEADINGS = re.compile(r"^\W*(?:abstract|summary|contents|keywords?)\W*$", re.IGNORECASE)
 # A footnote's number glued to its first word ("4macOS users ...", "2Within base R").
@@ -79,7 +80,8 @@ def body_blocks(pages: Sequence[Sequence[Line]], heights: Sequence[float],
     start, section = _front(lines, front, style, title, abstract, headed)
     # The keywords after the abstract are front matter wherever the body starts.
     body = [line for line in lines[start:]
-            if not (line.page < FRONT_PAGES and _KEYWORDS.match(line.plain))]
+            if not (line.page < FRONT_PAGES and (_KEYWORDS.match(line.plain)
+                                                 or BARRED_KEYWORDS.match(line.plain)))]
     groups = Flow(style, section).read(body)
     spelling = Spelling.of(_joined(group.lines) for group in groups)
     own = letters(abstract)

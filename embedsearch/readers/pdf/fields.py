@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from .hyphens import BREAK
 from .layout import Line
 
-__all__ = ["TRAILING_MARKS", "Found", "abstract_of", "front_matter_ends", "join_lines",
-           "title_of", "words_of"]
+__all__ = ["BARRED_KEYWORDS", "TRAILING_MARKS", "Found", "abstract_of", "front_matter_ends",
+           "join_lines", "title_of", "words_of"]
 
 _TITLE_MIN_GROWTH = 1.15  # a title is set at least this much larger than the body
 _TITLE_MAX_LINES = 5
@@ -59,7 +59,7 @@ _FOLLOWERS = re.compile(
     r"|copyright\s*(?:©|\(c\)|\d)|©)", re.IGNORECASE)
 # PNAS-style keywords after an abstract with no heading ("R | C++ | Rcpp"); not one of
 # the _FOLLOWERS, as authors too may be listed between bars.
-_BARRED_KEYWORDS = re.compile(r"^[^|]{1,40}(?:\s\|\s[^|]{1,40}){2,}$")
+BARRED_KEYWORDS = re.compile(r"^[^|]{1,40}(?:\s\|\s[^|]{1,40}){2,}$")
 _OPENING_SECTION = re.compile(r"^(?:introduction|background|motivation|overview)\W*$",
                               re.IGNORECASE)
 #: Footnote marks after a title or a name.
@@ -322,7 +322,7 @@ def _front_paragraph(lines: Sequence[Line], after_title: int) -> Found | None:
     body = _body_size(lines)
     rest = lines[after_title:]
     for line, following in zip(rest, rest[1:]):
-        if _section(line) or _BARRED_KEYWORDS.match(line.plain) or \
+        if _section(line) or BARRED_KEYWORDS.match(line.plain) or \
                 _heads_text(line, following, body):
             break
         front.append(line)
