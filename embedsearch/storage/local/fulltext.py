@@ -71,12 +71,15 @@ def passage_lexical_text(passage: Passage) -> str:
 @dataclass(frozen=True)
 class PassageBatch:
     """What a segment's full text is written from: passage keys (ascending), the
-    passages, their vectors (row i is passage i's) and the papers' files by key."""
+    passages, their vectors (row i is passage i's), the papers' files by key, and
+    their BM25 postings when already made (a merge's, from its segments': None builds
+    them from the passages' text)."""
 
     keys: NDArray[np.int64]
     passages: Sequence[Passage]
     vectors: NDArray[np.float32]
     files: dict[int, str]
+    postings: Postings | None = None
 
     @classmethod
     def of(cls, keys: NDArray[np.int64], papers: Sequence[Paper],
@@ -183,7 +186,9 @@ def write_full_text(folder: Path, batch: PassageBatch, index: VectorIndex) -> Fu
     PassageStore.write(where / TEXTS_FILE, batch)
     index.add(batch.keys, batch.vectors)
     index.save(where)
-    Postings.build(batch.keys, [passage_lexical_text(p) for p in batch.passages]).save(where)
+    postings = batch.postings or Postings.build(
+        batch.keys, [passage_lexical_text(p) for p in batch.passages])
+    postings.save(where)
     return FullTextRecord(len(batch.keys), index.meta())
 
 
@@ -229,20 +234,24 @@ def merged_batch(parts: Sequence[tuple[FullText | None, NDArray[np.int64]]],
     held = [(text, deleted) for text, deleted in parts if text is not None]
     if not held:
         return None
-    keys, vectors, passages, files = [], [], {}, {}
+    keys, vectors, passages, files, masks = [], [], {}, {}, []
     for text, deleted in held:
         mask = text.live(deleted)
+        masks.append(mask)
         live = text.keys() if mask is None else text.keys()[mask]
         keys.append(live)
         vectors.append(text.vectors.reconstruct(live) if len(live)
                        else np.zeros((0, dim), np.float32))
         passages.update(text.store.passages(live.tolist()))
+        gone = set(deleted.tolist())
         files.update({key: path for key, path in text.store.files().items()
-                      if key not in set(deleted.tolist())})
+                      if key not in gone})
     order_keys = np.concatenate(keys)
     order = np.argsort(order_keys, kind="stable")
     ordered = order_keys[order]
     if not len(ordered) and not files:
         return None
+    # The postings are concatenated, not tokenised again (`Postings.merged`).
+    postings = Postings.merged([(text.lexical, mask) for (text, _), mask in zip(held, masks)])
     return PassageBatch(ordered, [passages[int(key)] for key in ordered],
-                        np.concatenate(vectors)[order], files)
+                        np.concatenate(vectors)[order], files, postings)
