@@ -221,6 +221,8 @@ class LexicalSearch(Tokenized):
         self._count = int(self._live.sum())
         self._mean: dict[str, float] = {}
         self._other: LexicalSearch | None = None
+        self._last: dict[str, tuple[NDArray[np.uint64], NDArray[np.int64],
+                                    list[tuple[NDArray[np.intp], NDArray[np.bool_]]]]] = {}
 
     def __len__(self) -> int:
         return self._count
@@ -240,26 +242,30 @@ class LexicalSearch(Tokenized):
         rare for one as for the other."""
         self._other, other._other = other, self
 
-    def _df(self, kind: str, terms: NDArray[np.uint64],
-            found: list[tuple[NDArray[np.intp], NDArray[np.bool_]]]) -> NDArray[np.int64]:
+    def _own(self, kind: str, terms: NDArray[np.uint64]
+             ) -> tuple[NDArray[np.int64], list[tuple[NDArray[np.intp], NDArray[np.bool_]]]]:
+        """How many live rows of this search hold each of `terms` (unique), and where
+        each segment holds them. The last answer of each kind is kept: a query's terms
+        are looked up here once, though the search sharing statistics asks for them too."""
+        held = self._last.get(kind)
+        if held is not None and np.array_equal(held[0], terms):
+            return held[1], held[2]
+        found = [find_terms(index.postings(kind).terms, terms) for index, _ in self._parts]
         df = np.zeros(len(terms), np.int64)
         for (index, live), (where, known) in zip(self._parts, found):
             df += index.postings(kind).live_df(where, known, live)
-        return df
-
-    def _found(self, kind: str, terms: NDArray[np.uint64]
-               ) -> list[tuple[NDArray[np.intp], NDArray[np.bool_]]]:
-        return [find_terms(index.postings(kind).terms, terms) for index, _ in self._parts]
+        self._last[kind] = (terms, df, found)
+        return df, found
 
     def _idf(self, kind: str, terms: NDArray[np.uint64]
              ) -> tuple[NDArray[np.float64], list[tuple[NDArray[np.intp], NDArray[np.bool_]]]]:
         """Lucene's BM25 idf of each of `terms` (unique) among the live papers (and the
         live rows of the search it shares statistics with), and where each segment holds
         them."""
-        found = self._found(kind, terms)
-        df, count = self._df(kind, terms, found), self._count
+        df, found = self._own(kind, terms)
+        count = self._count
         if self._other is not None:
-            df = df + self._other._df(kind, terms, self._other._found(kind, terms))
+            df = df + self._other._own(kind, terms)[0]
             count += self._other._count
         return lucene_idf(count, df), found
 
