@@ -37,9 +37,14 @@ TITLE_ONLY_FIELDS: tuple[str, ...] = ("title", "keywords")
 _SEPARATOR = ". "
 _TITLE_CHARS = 120
 
-# A sentence ends at . ! or ? followed by space and an upper-case letter or digit; this
-# keeps "e.g. the" and "Fig. 3b" inside their sentence often enough for a display title.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(])")
+# A sentence ends at . ! or ? followed by space and an upper-case letter, digit or
+# bracket; this keeps "e.g. the" inside its sentence. Not after the abbreviations papers
+# cite with, which a number or a capital follows ("et al. (2020)", "Fig. 3b", "Eq. 2",
+# "cf. Table 1"): a passage or evidence sentence cut there named half a sentence.
+_ABBREVIATIONS = ("al", "Fig", "Figs", "fig", "Eq", "Eqs", "eq", "Sec", "Sect", "Tab",
+                  "Ref", "Refs", "No", "no", "cf", "vs", "e.g", "i.e", "resp", "approx")
+_SENTENCE_END = re.compile("".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
+                           + r"(?<=[.!?])\s+(?=[A-Z0-9\[(])")
 _MARKUP = re.compile(r"\*\*|__|`")
 _SPACE = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[\W_]+")

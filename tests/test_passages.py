@@ -64,3 +64,11 @@ def test_the_encoder_reads_title_section_and_text() -> None:
         "Deep Residual Learning. 4.1 Shortcuts. We compare shortcuts.")
     assert passage.where == "p. 6 (§4.1 Shortcuts)"
     assert Passage.from_dict(passage.to_dict()) == passage
+
+
+def test_a_citation_abbreviation_does_not_end_a_sentence() -> None:
+    text = ("As Vaswani et al. (2017) show in Fig. 3b, attention suffices. Eq. 2 and cf. "
+            "Table 1 agree. Results follow. Smith et al. [4] disagree.")
+    assert split_sentences(text) == [
+        "As Vaswani et al. (2017) show in Fig. 3b, attention suffices.",
+        "Eq. 2 and cf. Table 1 agree.", "Results follow.", "Smith et al. [4] disagree."]
