@@ -23,8 +23,8 @@ from .index.live import known_keys
 from .index.opened import OpenIndex
 from .index.writing import IndexOptions, new_index
 from .papers import Paper
-from .readers import read_papers
-from .readers.records import papers_from_records
+from .readers import stream_papers
+from .readers.records import each_paper, papers_from_records
 from .search.results import Hits
 from .search.retrieval import Retriever, check_k, check_mode, check_query
 from .similar.examples import like_keys, like_papers, match_keys, query_requests
@@ -108,7 +108,10 @@ class SearchEngine(OpenIndex):
         Args:
             out: the index directory to create.
             papers: `Paper` objects, or mappings with at least an `abstract` (the fields
-                of [input formats](input-formats.md)); ids must be unique.
+                of [input formats](input-formats.md)); ids must be unique. A sequence
+                is checked whole before anything is encoded; any other iterable (a
+                generator) is read as the build goes, a buffer at a time
+                (`index.writing.buffer_full`), so a corpus need not fit in memory.
             options: the vector index type and the fields embedded and indexed for BM25
                 (`IndexOptions`; by default exact search up to 50,000 papers, then HNSW).
             model: a sentence-transformers model name or folder (default: the bundled
@@ -148,13 +151,15 @@ class SearchEngine(OpenIndex):
         """
         directory = IndexDirectory(out)
 
-        def encoder(job_size: int, replacing: ModelRecord | None) -> Encoder:
+        def encoder(job_size: int | None, replacing: ModelRecord | None) -> Encoder:
             return Encoder(model, backend=backend, batch_size=batch_size, cache_dir=cache_dir,
                            cache=cache, query_prompt=query_prompt,
                            document_prompt=document_prompt, job_size=job_size,
                            replacing=replacing)
 
-        made = new_index(directory, papers_from_records(papers), encoder, options,
+        given = (papers_from_records(papers) if isinstance(papers, Sequence)
+                 else each_paper(papers))
+        made = new_index(directory, given, encoder, options,
                          allow_title_only=allow_title_only, vectors=vectors, target=storage,
                          overwrite=overwrite, progress=progress, wait=wait, executor=executor,
                          passage_vectors=passage_vectors)
@@ -187,7 +192,7 @@ class SearchEngine(OpenIndex):
                 field.
             IndexExistsError: as for `build`, and the other errors of `build`.
         """
-        papers = read_papers([Path(p) for p in paths], format, title_only=allow_title_only)
+        papers = stream_papers([Path(p) for p in paths], format, title_only=allow_title_only)
         return cls.build(out, papers, options, model=model, backend=backend,
                          batch_size=batch_size, query_prompt=query_prompt,
                          document_prompt=document_prompt, cache_dir=cache_dir, cache=cache,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from . import output
 from .context import open_index, progress, say, storage_options
 from .library import add_library_options
 from .options import BACKEND_CHOICES, Declare, add_index, add_reading_checks, add_renamed, add_wait
-from .sources import inputs, read_files, write_report
+from .sources import inputs, read_files, stream_files, write_report
 
 __all__ = ["INPUT_FORMAT_CHOICES", "add", "add_commands", "build", "remove"]
 
@@ -218,6 +219,7 @@ def _backend(args: argparse.Namespace) -> str:
 
 def build(args: argparse.Namespace) -> None:
     from ..engine import SearchEngine
+    from ..readers import Bibliography
     from ..storage import IndexOptions
     from ..storage.directory import IndexDirectory
 
@@ -227,12 +229,14 @@ def build(args: argparse.Namespace) -> None:
     # Refuse an index in the way before reading: the readers' warnings about skipped
     # entries would come first, for files that will not be indexed.
     IndexDirectory(args.out).ensure_writable(replace=args.overwrite)
-    found = read_files(args, inputs(args), title_only=args.allow_title_only,
-                       full_text=not args.abstract_only)
-    write_report(args, found)
-    with _executor(args) as executor:
+    # The files are read as the build goes, a buffer at a time (a folder of PDFs is
+    # never all in memory); the report says what was read, even of a build that failed.
+    found = Bibliography([])
+    papers = stream_files(args, inputs(args), found, title_only=args.allow_title_only,
+                          full_text=not args.abstract_only)
+    with _executor(args) as executor, _reporting(args, found):
         engine = SearchEngine.build(
-            args.out, found.papers, IndexOptions(
+            args.out, papers, IndexOptions(
                 index_type=args.index_type, index_params=args.index_param,
                 fields=tuple(fields), lexical_fields=tuple(lexical), exact_max=args.exact_max,
                 memory_budget=int(args.memory_budget * 1e6) if args.memory_budget else None),
@@ -252,6 +256,15 @@ def build(args: argparse.Namespace) -> None:
                 if prompts["query"] or prompts["document"] else "")
     say(args, f"Indexed {output.counted(info.count, 'paper')} into {info.path} ({info.index_type}, "
                f"{info.model}, backend {info.encoder_backend}{prompted}).")
+
+
+@contextmanager
+def _reporting(args: argparse.Namespace, found: Any) -> Iterator[None]:
+    """--report FILE of what `found` read, written when the work inside ends."""
+    try:
+        yield
+    finally:
+        write_report(args, found)
 
 
 def add(args: argparse.Namespace) -> None:

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["inputs", "library", "read_files", "write_report"]
+__all__ = ["inputs", "library", "read_files", "stream_files", "write_report"]
 
 #: Each ZoteroLibrary selector and the option that gives it.
 _SELECTORS = {"collection": "--collection", "tag": "--tag", "group": "--group-library"}
@@ -58,6 +60,21 @@ def read_files(args: argparse.Namespace, files: list[Any], *, title_only: bool,
 
     return read_bibliography(files, getattr(args, "input_format", None),
                              title_only=title_only, strict=args.strict, full_text=full_text)
+
+
+def stream_files(args: argparse.Namespace, files: list[Any], found: Any, *,
+                 title_only: bool, full_text: bool) -> Iterator[Any]:
+    """`read_files` as a stream of papers, for a build to read a buffer at a time: what
+    is passed over, the notes and the title-only papers (their bodies left out) go to
+    the `Bibliography` `found` as they are read, for `write_report`."""
+    from ..readers import stream_papers
+
+    for paper in stream_papers(files, getattr(args, "input_format", None),
+                               title_only=title_only, strict=args.strict,
+                               skipped=found.skipped, notes=found.notes, full_text=full_text):
+        if paper.title_only:
+            found.papers.append(dataclasses.replace(paper, passages=()))
+        yield paper
 
 
 def write_report(args: argparse.Namespace, *found: Any) -> None:

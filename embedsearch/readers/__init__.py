@@ -43,7 +43,7 @@ from .zotero import ZoteroLibrary, as_library
 # The imports above register each format (and dialect); bibtexparser, rispy and pylatexenc
 # are imported only when a file of theirs is read.
 __all__ = ["Bibliography", "FormatSpec", "Skipped", "Source", "ZoteroLibrary", "formats",
-           "iter_papers", "read_bibliography", "read_papers"]
+           "iter_papers", "read_bibliography", "read_papers", "stream_papers"]
 
 #: What papers are read from: a file, or a library read in place.
 Source = str | Path | ZoteroLibrary
@@ -287,16 +287,28 @@ def read_bibliography(paths: Iterable[Source], format: str | None = None, *,
         InputError: a file that cannot be read, a bad field, or an id given twice;
             the message names the file, line and field (both places for an id).
     """
-    seen: dict[str, str] = {}
     found = Bibliography([])
+    found.papers.extend(stream_papers(paths, format, title_only=title_only, strict=strict,
+                                      skipped=found.skipped, notes=found.notes,
+                                      full_text=full_text))
+    return found
+
+
+def stream_papers(paths: Iterable[Source], format: str | None = None, *,
+                  title_only: bool = False, strict: bool = False,
+                  skipped: list[Skipped] | None = None,
+                  notes: list[dict[str, object]] | None = None,
+                  full_text: bool = True) -> Iterator[Paper]:
+    """The papers of `paths` as they are read, each id once: what a build consumes a
+    buffer at a time, so that a folder of PDFs is never all in memory. Arguments as for
+    `iter_papers`; an id given twice is an `InputError` naming both places."""
+    seen: dict[str, str] = {}
     for paper, where in iter_papers(paths, format, title_only=title_only, strict=strict,
-                                    skipped=found.skipped, notes=found.notes,
-                                    full_text=full_text):
+                                    skipped=skipped, notes=notes, full_text=full_text):
         if paper.id in seen:
             raise InputError(f"duplicate id '{paper.id}' (first at {seen[paper.id]})", path=where)
         seen[paper.id] = where
-        found.papers.append(paper)
-    return found
+        yield paper
 
 
 def read_papers(paths: Iterable[Source], format: str | None = None, *,

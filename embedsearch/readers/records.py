@@ -9,7 +9,7 @@ the public paper-list one (`author` and `keywords` as ';'-separated strings, `si
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ from ..papers import Paper, derive_title, derived_title_in
 from ..text.bibentry import bib_fields, entry_type
 from ..text.identifiers import identifiers_in_url, normalise_arxiv_id, normalise_doi
 
-__all__ = ["RECORD_FIELDS", "Where", "kind", "paper_from_record", "papers_from_records"]
+__all__ = ["RECORD_FIELDS", "Where", "each_paper", "kind", "paper_from_record",
+           "papers_from_records"]
 
 #: The fields a record may carry; anything else in a record is ignored.
 RECORD_FIELDS = (
@@ -241,15 +242,18 @@ def papers_from_records(papers: Iterable[Paper | Mapping[str, Any]], *,
                         title_only: bool = False) -> list[Paper]:
     """Papers as given, or built (and validated) from plain mappings; `title_only`: a
     mapping with a title but no abstract is a title-only paper, not an error."""
-    result: list[Paper] = []
+    return list(each_paper(papers, title_only=title_only))
+
+
+def each_paper(papers: Iterable[Paper | Mapping[str, Any]], *,
+               title_only: bool = False) -> Iterator[Paper]:
+    """`papers_from_records`, one paper at a time as `papers` yields them."""
     for number, item in enumerate(papers, 1):
         if isinstance(item, Paper):
-            result.append(item)
+            yield item
         elif isinstance(item, Mapping):
-            result.append(paper_from_record(item, default_id=f"record:{number}",
-                                            path=Path("<records>"), record=number,
-                                            title_only=title_only))
+            yield paper_from_record(item, default_id=f"record:{number}", path=Path("<records>"),
+                                    record=number, title_only=title_only)
         else:
             raise InputError(f"expected a Paper or a mapping, got {type(item).__name__}",
                              path="<records>", record=number)
-    return result

@@ -21,6 +21,7 @@ from ..errors import ConfigurationError
 from .base import (
     DEFAULT_LEXICAL_FIELDS,
     IndexOptions,
+    PaperBatch,
     PassageRanked,
     Ranked,
     Storage,
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_LEXICAL_FIELDS",
     "StorageKind",
     "IndexOptions",
+    "PaperBatch",
     "PassageRanked",
     "Ranked",
     "Storage",

@@ -32,7 +32,8 @@ from .directory import IndexDirectory, Lease, Manifest, Staging
 from .exact import Ranked
 from .records import StorageRecord
 
-__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "PassageRanked", "Ranked", "Storage",
+__all__ = ["DEFAULT_LEXICAL_FIELDS", "IndexOptions", "PaperBatch", "PassageRanked", "Ranked",
+           "Storage",
            "StorageKind", "Target", "Update", "View", "WordStatistics", "lexical_texts",
            "passage_rows", "storage_kind"]
 
@@ -62,6 +63,18 @@ def passage_rows(papers: Sequence[Paper], rows: Sequence[int]) -> NDArray[np.int
     starts = np.cumsum([0] + [len(paper.passages) for paper in papers])
     parts = [np.arange(starts[row], starts[row + 1]) for row in rows]
     return np.concatenate(parts) if parts else np.zeros(0, np.intp)
+
+
+@dataclass(frozen=True)
+class PaperBatch:
+    """Papers a build writes together, with their vectors (row i is paper i's, unit
+    length) and their passages' (`passage_rows`; None when none was read in full). A
+    build hands its storage one batch at a time, so that what it holds in memory is one
+    batch's, whatever the corpus."""
+
+    papers: Sequence[Paper]
+    vectors: NDArray[np.float32]
+    passage_vectors: NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True)
@@ -247,15 +260,15 @@ class Storage(ABC):
         """Refuse a build that would fail, before encoding (which can take hours)."""
 
     @abstractmethod
-    def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions, *, progress: bool = False,
-              passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
-        """Write `papers` (row i of `vectors` is paper i's, unit length) as the new index
-        `staging`, where `where` says: `manifest` holds the model and text; the storage
-        fills in its `index` and `storage` records (and its own) and commits it.
-        `progress`: a bar on stderr for what takes long (sending rows to a server).
-        `passage_vectors` are the papers' passages' (`passage_rows`); a storage that
-        keeps no full text passes over them, and every write takes them alike."""
+    def build(self, staging: Staging, batches: Iterable[PaperBatch], manifest: Manifest,
+              options: IndexOptions, *, progress: bool = False) -> Manifest:
+        """Write the papers of `batches` as the new index `staging`, where `where` says:
+        `manifest` holds the model and text; the storage fills in its count, `index` and
+        `storage` records (and its own) and commits it. The batches are made (encoded)
+        as they are asked for, so a storage writes each before asking for the next.
+        `progress`: a bar on stderr for what takes long (sending rows to a server). A
+        storage that keeps no full text passes over the batches' passage vectors, and
+        every write takes them alike."""
 
     @abstractmethod
     def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:

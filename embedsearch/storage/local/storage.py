@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import IndexCorruptError
+from ...errors import IndexCorruptError, InputError
 from ...papers import Paper
-from ..base import IndexOptions, Storage, View, lexical_texts
+from ..base import IndexOptions, PaperBatch, Storage, View, lexical_texts
 from ..directory import Lease, Manifest, Staging
 from ..records import IndexRules, LocalRecord, SegmentRecord, StorageRecord
 from .additions import recorded
@@ -40,7 +40,7 @@ from .segment import (
     write_segment,
 )
 from .upgrading import upgrade_flat
-from .vectors import EXACT_MAX, VectorIndex, create_index, segment_index_type
+from .vectors import EXACT_MAX, VectorIndex, create_index, passage_index_rule, segment_index_type
 from .view import LocalView
 
 __all__ = ["LocalStorage"]
@@ -61,23 +61,41 @@ class LocalStorage(Storage):
                     overwrite: bool) -> None:
         _empty_index(options, dim, count)  # an unknown type or bad parameter fails here
 
-    def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions, *, progress: bool = False,
-              passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
-        keys = np.arange(1, len(papers) + 1, dtype=np.int64)
-        name = segment_name(staging.generation, 1)
-        lexical = Postings.build(keys, lexical_texts(papers, manifest))
-        dim = vectors.shape[1]
-        batch = PassageBatch.of(keys, papers, passage_vectors, dim)
-        full_text = (batch, _empty_index(options, dim, len(batch.keys))) if batch else None
-        record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
-                               _empty_index(options, dim, len(papers)), full_text)
+    def build(self, staging: Staging, batches: Iterable[PaperBatch], manifest: Manifest,
+              options: IndexOptions, *, progress: bool = False) -> Manifest:
+        """Each batch becomes a segment, its vector indexes typed as an index of that
+        batch alone would be; a build of several batches then rewrites the segments
+        whose type the whole index's size changed (`_retyped`)."""
         rules = IndexRules(auto=options.index_type == "auto", requested=options.index_type,
                            overrides=dict(options.index_params or {}),
                            exact_max=_exact_max(options), memory_budget=options.memory_budget)
-        own = LocalRecord((record,), len(papers) + 1, recorded((), 1), rules)
-        return self._commit(staging, dataclasses.replace(
-            manifest, storage=StorageRecord(self.kind), local=own))
+        own = LocalRecord((), 1, recorded((), 1), rules)
+        manifest = dataclasses.replace(manifest, storage=StorageRecord(self.kind), local=own,
+                                       count=0)
+        dim = manifest.model.dim
+        for batch in batches:
+            manifest = self._appended(staging, manifest, batch,
+                                      partial(_empty_index, options, dim),
+                                      partial(_built_passage_index, options, dim))
+        if not manifest.local.segments:
+            raise InputError("no papers to index")
+        return self._commit(staging, self._retyped(staging, manifest))
+
+    def _retyped(self, staging: Staging, manifest: Manifest) -> Manifest:
+        """`manifest` with each segment whose vector index is not the type `auto` picks
+        for it in an index of this size rewritten alone: a build's first batches were
+        typed before the corpus's size was known (exact while it seemed small)."""
+        rules, exact_max = _rules(manifest)
+        if len(manifest.local.segments) < 2 or not rules.auto:
+            return manifest
+        total = manifest.count
+        for record in manifest.local.segments:
+            wanted = segment_index_type(record.live, total, "auto", exact_max,
+                                        memory_budget=rules.memory_budget,
+                                        dim=manifest.model.dim)
+            if wanted != record.index.type:
+                manifest = self._merge(staging, manifest, [record.name])
+        return manifest
 
     def view(self, manifest: Manifest, lease: Lease, *, checksums: bool) -> View:
         held: list[tuple[Segment, NDArray[np.int64]]] = []
@@ -110,7 +128,7 @@ class LocalStorage(Storage):
                vectors: NDArray[np.float32],
                passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         self._carry(newest, staging, newest.local.segments)
-        manifest = self._appended(staging, newest, papers, vectors, passage_vectors)
+        manifest = self._added(staging, newest, PaperBatch(papers, vectors, passage_vectors))
         return self._commit(staging, self._merge_as_planned(staging, manifest))
 
     def delete(self, staging: Staging, newest: Manifest,
@@ -125,25 +143,38 @@ class LocalStorage(Storage):
         or the new ones, never neither."""
         manifest = self._deleted(staging, newest, keys)
         if papers:
-            manifest = self._appended(staging, manifest, papers, vectors, passage_vectors)
+            manifest = self._added(staging, manifest,
+                                   PaperBatch(papers, vectors, passage_vectors))
         return self._commit(staging, self._merge_as_planned(staging, manifest))
 
-    def _appended(self, staging: Staging, manifest: Manifest, papers: Sequence[Paper],
-                  vectors: NDArray[np.float32],
-                  passage_vectors: NDArray[np.float32] | None) -> Manifest:
-        """`manifest` with a new segment of `papers`, written into `staging`."""
-        own = manifest.local
+    def _added(self, staging: Staging, manifest: Manifest, batch: PaperBatch) -> Manifest:
+        """`manifest` after a write that added `batch` as one new segment (an add's, a
+        sync's), its vector indexes typed by the index's rules."""
+        first = manifest.local.next_key
+        manifest = self._appended(
+            staging, manifest, batch,
+            lambda size: _segment_index(manifest, size, manifest.count + size),
+            partial(_passage_index, manifest))
+        own = dataclasses.replace(manifest.local,
+                                  additions=recorded(manifest.local.additions, first))
+        return dataclasses.replace(manifest, local=own)
+
+    def _appended(self, staging: Staging, manifest: Manifest, batch: PaperBatch,
+                  index_for: Callable[[int], VectorIndex],
+                  passage_index_for: Callable[[int], VectorIndex]) -> Manifest:
+        """`manifest` with a new segment of `batch`, written into `staging`; its papers'
+        and passages' vector indexes are made for their counts by `index_for` and
+        `passage_index_for`."""
+        own, papers = manifest.local, batch.papers
         keys = np.arange(own.next_key, own.next_key + len(papers), dtype=np.int64)
         name = _next_name(staging)
         lexical = Postings.build(keys, lexical_texts(papers, manifest))
-        batch = PassageBatch.of(keys, papers, passage_vectors, manifest.model.dim)
-        full_text = (batch, _passage_index(manifest, len(batch.keys))) if batch else None
-        record = write_segment(staging.dir / name, name, keys, papers, vectors, lexical,
-                               _segment_index(manifest, len(papers),
-                                              manifest.count + len(papers)), full_text)
+        passages = PassageBatch.of(keys, papers, batch.passage_vectors, manifest.model.dim)
+        full_text = (passages, passage_index_for(len(passages.keys))) if passages else None
+        record = write_segment(staging.dir / name, name, keys, papers, batch.vectors, lexical,
+                               index_for(len(papers)), full_text)
         own = dataclasses.replace(own, segments=(*own.segments, record),
-                                  next_key=int(keys[-1]) + 1,
-                                  additions=recorded(own.additions, int(keys[0])))
+                                  next_key=int(keys[-1]) + 1)
         return dataclasses.replace(manifest, local=own, count=manifest.count + len(papers))
 
     def _deleted(self, staging: Staging, newest: Manifest,
@@ -278,23 +309,41 @@ def _empty_index(options: IndexOptions, dim: int, count: int) -> VectorIndex:
                         _exact_max(options), options.memory_budget)
 
 
+def _built_passage_index(options: IndexOptions, dim: int, count: int) -> VectorIndex:
+    """An empty vector index for `count` passages of a new index built with `options`:
+    the type `passage_index_rule` picks for that many passages alone."""
+    kind, tuned = passage_index_rule(count, count, options.index_type, _exact_max(options),
+                                     memory_budget=options.memory_budget, dim=dim)
+    overrides = options.index_params if kind == options.index_type else tuned
+    return create_index(kind, dim, count, overrides)
+
+
 def _segment_index(manifest: Manifest, size: int, total: int) -> VectorIndex:
     """An empty vector index for a new segment of `size` papers in an index of `total`,
     of the type `segment_index_type` picks under the index's rules."""
-    rules, dim = manifest.local.rules, manifest.model.dim
-    if rules is None:
-        raise IndexCorruptError("the manifest of this local index has no rules for new "
-                                "segments (auto, requested, exact_max); rebuild the index")
-    exact_max = EXACT_MAX if rules.exact_max is None else rules.exact_max
+    rules, exact_max = _rules(manifest)
     kind = segment_index_type(size, total, rules.requested, exact_max,
-                              memory_budget=rules.memory_budget, dim=dim)
+                              memory_budget=rules.memory_budget, dim=manifest.model.dim)
     overrides = dict(rules.overrides) if kind == rules.requested else None
-    return create_index(kind, dim, size, overrides)
+    return create_index(kind, manifest.model.dim, size, overrides)
 
 
 def _passage_index(manifest: Manifest, size: int) -> VectorIndex:
-    """An empty vector index for a segment's `size` passages: the type the papers'
-    rules pick for a segment of that size, as if the index held only its passages."""
-    return _segment_index(manifest, size, max(size, sum(
-        record.full_text.count for record in manifest.local.segments
-        if record.full_text is not None)))
+    """An empty vector index for a segment's `size` passages, of the type
+    `passage_index_rule` picks under the index's rules for passages alone."""
+    rules, exact_max = _rules(manifest)
+    total = sum(record.full_text.count for record in manifest.local.segments
+                if record.full_text is not None)
+    kind, tuned = passage_index_rule(size, max(size, total), rules.requested, exact_max,
+                                     memory_budget=rules.memory_budget, dim=manifest.model.dim)
+    overrides = dict(rules.overrides) if kind == rules.requested else tuned
+    return create_index(kind, manifest.model.dim, size, overrides)
+
+
+def _rules(manifest: Manifest) -> tuple[IndexRules, int]:
+    """The index's rules for new segments, and its exact limit."""
+    rules = manifest.local.rules
+    if rules is None:
+        raise IndexCorruptError("the manifest of this local index has no rules for new "
+                                "segments (auto, requested, exact_max); rebuild the index")
+    return rules, EXACT_MAX if rules.exact_max is None else rules.exact_max

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,12 +20,13 @@ from ...errors import (
     IndexCorruptError,
     IndexExistsError,
     IndexIncompatibleError,
+    InputError,
 )
 from ...papers import Paper
 from ...progress import progress_bar
 from ...text.dates import now
 from ...text.words import WordCounts
-from ..base import IndexOptions, Storage, View, lexical_texts
+from ..base import IndexOptions, PaperBatch, Storage, View, lexical_texts
 from ..directory import IndexDirectory, Lease, Manifest, Staging
 from ..records import StorageRecord, VectorIndexRecord
 from .connection import Connection, milvus_errors, quietly
@@ -34,6 +36,7 @@ from .view import MilvusView, physical_name
 __all__ = ["MilvusStorage", "check_name"]
 
 _BATCH = 1_000  # rows an insert sends
+_log = logging.getLogger("embedsearch.storage")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")  # Milvus allows 255; room for _gNNNNNN
 _PROPERTY = "embedsearch."
 
@@ -70,10 +73,18 @@ class MilvusStorage(Storage):
             raise IndexExistsError(f"the Milvus collection '{name}' already exists at {uri}; "
                                    "pass --overwrite to replace it")
 
-    def build(self, staging: Staging, papers: Sequence[Paper], vectors: NDArray[np.float32],
-              manifest: Manifest, options: IndexOptions, *, progress: bool = False,
-              passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
+    def build(self, staging: Staging, batches: Iterable[PaperBatch], manifest: Manifest,
+              options: IndexOptions, *, progress: bool = False) -> Manifest:
         # A collection keeps each paper's abstract only (full text: the local storage).
+        # The batches are joined: every row is made, and so checked, before Milvus is
+        # touched, and the server holds the collection's memory, not this process.
+        held = list(batches)
+        papers = [paper for batch in held for paper in batch.papers]
+        if not papers:
+            raise InputError("no papers to index")
+        vectors = np.concatenate([batch.vectors for batch in held])
+        manifest = dataclasses.replace(manifest, count=len(papers))
+        _warn_passages(papers)
         settings = {k: v for k, v in self.where.settings.items() if k != "physical"}
         uri, alias = settings["uri"], check_name(settings["collection"])
         hnsw = check_index_params(options.index_params)
@@ -160,6 +171,7 @@ class MilvusStorage(Storage):
                 passage_vectors: NDArray[np.float32] | None = None) -> Manifest:
         """Milvus changes the collection in place, so readers may see the removal before
         the insert; the word counts and count are published once, after both."""
+        _warn_passages(papers)
         connection, name = self._checked(newest), physical_name(newest)
         words = WordCounts.load(self.directory.files_dir(newest))
         held = [int(key) for key in keys]
@@ -254,3 +266,13 @@ def _undo_build(connection: Connection, alias: str, physical: str, old: str | No
 
 def _drop_quietly(connection: Connection, name: str) -> None:
     quietly(connection, "drop_collection", name)
+
+
+def _warn_passages(papers: Sequence[Paper]) -> None:
+    """Say that a collection leaves out what was read in full, rather than drop it
+    silently."""
+    read = sum(1 for paper in papers if paper.passages)
+    if read:
+        _log.warning("Milvus keeps each paper's abstract only: the passages of %d paper%s "
+                     "read in full are not indexed (full text needs the local storage)",
+                     read, "" if read == 1 else "s")

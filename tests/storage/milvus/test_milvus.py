@@ -9,6 +9,7 @@ and exclusions with as many hits as pass, and round-trip papers and vectors.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -30,9 +31,9 @@ from embedsearch.errors import (
 )
 from embedsearch.filters import Filters
 from embedsearch.index.writing import model_record
-from embedsearch.papers import Paper, embedding_text, normalise_title
+from embedsearch.papers import Paper, Passage, embedding_text, normalise_title
 from embedsearch.readers import read_papers
-from embedsearch.storage import IndexOptions, View, storage_class
+from embedsearch.storage import IndexOptions, PaperBatch, View, storage_class
 from embedsearch.storage.directory import IndexDirectory, Manifest
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.local.lexical import LexicalSearch, Postings
@@ -89,7 +90,8 @@ def _build(where: Path, corpus: Corpus, papers: list[Paper] | None = None,
                             target.secrets())
     storage.check_build(IndexOptions(), len(papers), vectors.shape[1], overwrite=overwrite)
     with directory.write(replace=overwrite) as staging:
-        storage.build(staging, papers, vectors, _manifest(corpus, len(papers)), IndexOptions())
+        storage.build(staging, [PaperBatch(papers, vectors)], _manifest(corpus, len(papers)),
+                      IndexOptions())
     return directory, storage
 
 
@@ -306,7 +308,8 @@ def test_an_existing_collection_needs_overwrite(tmp_path: Path, corpus: Corpus) 
 
         directory.commit = failing  # type: ignore[method-assign]
         try:
-            storage.build(staging, papers, vectors, _manifest(corpus, 7), IndexOptions())
+            storage.build(staging, [PaperBatch(papers, vectors)], _manifest(corpus, 7),
+                          IndexOptions())
         finally:
             directory.commit = original  # type: ignore[method-assign]
     view = _open(directory, storage)
@@ -455,3 +458,18 @@ def test_check_finds_rows_the_manifest_does_not_count(
     view = _open(directory, storage)
     assert view.check() == ["the Milvus collection holds 34 papers, the manifest counts 35"]
     view.close()
+
+
+def test_papers_read_in_full_are_kept_by_their_abstracts_and_said_so(
+        tmp_path: Path, corpus: Corpus, caplog: pytest.LogCaptureFixture) -> None:
+    body = (Passage("A passage of the body that Milvus does not keep.", page=2),)
+    papers = [dataclasses.replace(corpus.papers[0], passages=body), *corpus.papers[1:]]
+    with caplog.at_level(logging.WARNING, logger="embedsearch.storage"):
+        directory, storage = _build(tmp_path, corpus, papers)
+    view = _open(directory, storage)
+    try:
+        assert len(view) == len(papers) and not view.has_passages
+    finally:
+        view.close()
+        storage.close()
+    assert "the passages of 1 paper read in full are not indexed" in caplog.text
