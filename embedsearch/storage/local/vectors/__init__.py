@@ -14,7 +14,13 @@ from ...records import VectorIndexRecord
 from .base import VectorIndex, register_vector_index, vector_index_class
 from .faiss_index import FaissIndex
 from .reranked import RerankedIndex
-from .tuning import EXACT_MAX, SEGMENT_EXACT_MAX, choose_index_type, segment_index_type
+from .tuning import (
+    EXACT_MAX,
+    SEGMENT_EXACT_MAX,
+    choose_index_type,
+    passage_index_rule,
+    segment_index_type,
+)
 
 __all__ = [
     "EXACT_MAX",
@@ -25,6 +31,7 @@ __all__ = [
     "create_index",
     "index_files",
     "load_index",
+    "passage_index_rule",
     "register_vector_index",
     "segment_index_type",
 ]

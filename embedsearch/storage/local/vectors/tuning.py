@@ -15,12 +15,14 @@ from ....errors import InputError
 
 __all__ = [
     "EXACT_MAX",
+    "PASSAGE_EXACT_MAX",
     "SEGMENT_EXACT_MAX",
     "choose_index_type",
     "estimate_bytes",
     "hnsw_params",
     "ivf_params",
     "ivfpq_params",
+    "passage_index_rule",
     "search_threads",
     "segment_index_type",
 ]
@@ -37,6 +39,18 @@ EXACT_MAX = 50_000
 #: while an approximate index of a size this small saves little and cannot train on
 #: fewer (IVF-PQ needs 256 x 39 points). See `segment_index_type`.
 SEGMENT_EXACT_MAX = 5_000
+
+#: A segment's passages are exact only up to this many. The passage side is searched on
+#: top of the abstracts' for every text query, so it gets a smaller share of the budget
+#: than the papers' own index: on 40k passage vectors (dev abstracts, one thread, AMD
+#: EPYC, k=200) exact search took 2.4 ms a query, HNSW32 with efSearch 128 0.50 ms at
+#: recall@50 0.990 (efSearch 64: 0.29 ms, 0.961). Full text made hybrid queries 1.66x
+#: as slow with exact passages. See `passage_index_rule`.
+PASSAGE_EXACT_MAX = 10_000
+
+#: The HNSW beam of a passages' graph: a paper's best passage must be found among the
+#: first ~200 of tens of thousands, which efSearch 64 missed for 4% of the top 50.
+PASSAGE_EF_SEARCH = 128
 
 #: Past this many vectors HNSW is built with a narrower beam (see `hnsw_params`).
 LARGE_HNSW = 200_000
@@ -96,6 +110,23 @@ def estimate_bytes(kind: str, count: int, dim: int = 384) -> int:
         per = vector
     return per * count
 
+
+
+def passage_index_rule(size: int, total: int, requested: str, exact_max: int = EXACT_MAX, *,
+                       passage_exact_max: int = PASSAGE_EXACT_MAX,
+                       memory_budget: int | None = None, dim: int = 384
+                       ) -> tuple[str, dict[str, Any] | None]:
+    """The vector index type of a segment of `size` passages among `total`, and the
+    parameters it overrides (None: the type's own): `segment_index_type` with the exact
+    limit lowered to `passage_exact_max` and a wider HNSW beam (`PASSAGE_EF_SEARCH`),
+    both under `requested` "auto" only."""
+    if requested != "auto":
+        return segment_index_type(size, total, requested, exact_max, dim=dim), None
+    kind = segment_index_type(size, max(size, total), "auto", min(exact_max, passage_exact_max),
+                              memory_budget=memory_budget, dim=dim)
+    if kind == "hnsw":
+        return kind, {"efSearch": max(PASSAGE_EF_SEARCH, hnsw_params(size)["efSearch"])}
+    return kind, None
 
 
 def hnsw_params(count: int) -> dict[str, Any]:
