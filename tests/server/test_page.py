@@ -1,6 +1,7 @@
 """The page as a researcher's workbench, in headless Chromium (Debian's): the reading list
 (star, dismiss, Library, Recommended, named lists, import and export), typeset math and
-emphasis, abstracts that cannot inject markup, and the year/venue/collection facets."""
+emphasis, abstracts that cannot inject markup, and the year/venue/collection/library
+facets."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ EXTRA = [
      "abstract": "Visual prompting adapts image models. <img src=x onerror=\"window.__pwned=1\">"
                  "<script>window.__pwned=2</script><b>bold?</b> Prompts are padded pixels."},
     {"id": "test:neurips2024", "venue": "NeurIPS", "year": 2024, "collections": ["Thesis"],
+     "library": "Vision Lab",
      "title": "Visual prompting with learned pixel patches",
      "abstract": "Visual prompting learns pixel patches added to images so that a frozen "
                  "pre-trained model solves a new task with few trainable parameters."},
@@ -364,6 +366,17 @@ def test_the_collection_facet_filters_with_sub_collections(page: Any) -> None:
     wait_status(page, "2 papers closest")  # Thesis and its sub-collection Methods
     assert sorted(result_ids(page)) == ["test:latex", "test:neurips2024"]
     assert page.input_value("#collection") == "Thesis"
+
+
+def test_the_library_facet_tells_a_group_library_from_my_library(page: Any) -> None:
+    search(page, QUERY)
+    page.wait_for_selector("#facet-library canvas")
+    shown = len(result_ids(page))
+    assert facet_counts(page, "library") == {"My Library": shown - 1, "Vision Lab": 1}
+    page.mouse.click(*bar_point(page, "library", "Vision Lab"))
+    page.wait_for_url(re.compile("library=Vision"))
+    wait_status(page, "1 paper closest")
+    assert result_ids(page) == ["test:neurips2024"]
 
 
 # What the page must never show raw: LaTeX escapes and text macros outside math, and the
