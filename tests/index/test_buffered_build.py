@@ -41,8 +41,9 @@ def papers() -> list[Paper]:
 
 
 @pytest.fixture(scope="module")
-def encoder() -> Encoder:
-    return Encoder()
+def encoder(seed_engine: SearchEngine) -> Encoder:
+    """The bundled model on the seed index's backend (`auto` would time the runtimes)."""
+    return Encoder(backend=seed_engine.info().encoder_backend)
 
 
 def _segments(index: Path) -> list[dict[str, Any]]:
@@ -115,13 +116,14 @@ def test_stream_vectors_of_the_wrong_length_are_refused(papers: list[Paper], enc
 
 @needs_dev_data
 @pytest.mark.data
-def test_buffers_typed_before_the_size_was_known_are_retyped(tmp_path: Path) -> None:
+def test_buffers_typed_before_the_size_was_known_are_retyped(encoder: Encoder,
+                                                             tmp_path: Path) -> None:
     # 12,000 dev papers in buffers of 6,000 with exact search up to 10,000: each buffer
     # alone is exact, the index is not, so both become HNSW, as one build would make them.
     papers, vectors = papers_from_records(dev_records(12_000)), dev_vectors(12_000)
     options = IndexOptions(exact_max=10_000)
     out = tmp_path / "index"
-    build_index(IndexDirectory(out), iter(papers), Encoder(), options, vectors=vectors,
+    build_index(IndexDirectory(out), iter(papers), encoder, options, vectors=vectors,
                 flush=_every(6_000))
     kinds = [segment["index"]["type"] for segment in _segments(out)]
     assert kinds == ["hnsw", "hnsw"]
