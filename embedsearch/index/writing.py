@@ -122,8 +122,8 @@ BUFFER_PAPERS = 100_000
 #: 9 KB (12 GB were measured building 1M at once), so 100k papers ~0.9 GB. A segment of
 #: 16k passages is still large enough for its own HNSW graph (`passage_index_rule`).
 BUFFER_PASSAGES = 16_384
-#: The size checks made before a stream of papers is read assume: large enough that no
-#: rule refuses it for being too small to train on.
+#: The count the checks made before a stream of papers is read assume: large enough that
+#: no rule refuses it for being too small to train on.
 _UNKNOWN_COUNT = 1_000_000
 
 

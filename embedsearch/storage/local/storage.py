@@ -77,6 +77,7 @@ class LocalStorage(Storage):
             manifest = self._appended(staging, manifest, batch,
                                       partial(_empty_index, options, dim),
                                       partial(_built_passage_index, options, dim))
+            del batch  # written: not held while the next one is read and encoded
         if not manifest.local.segments:
             raise InputError("no papers to index")
         return self._commit(staging, self._retyped(staging, manifest))
