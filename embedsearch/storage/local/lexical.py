@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...text.words import Tokenized, Tokenizer, find_terms, lucene_idf
+from .mapped import mapped_npz, write_npz
 
 __all__ = ["LEXICAL_FILE", "PAIR_WEIGHT", "Postings", "LexicalSearch"]
 
@@ -190,14 +191,16 @@ class Postings:
     def save(self, directory: Path) -> list[str]:
         arrays = {"keys": self._keys, **self._words.arrays("words"),
                   **self._pairs.arrays("pairs")}
-        np.savez(directory / LEXICAL_FILE, **arrays)  # type: ignore[arg-type]
+        write_npz(directory / LEXICAL_FILE, arrays)
         return [LEXICAL_FILE]
 
     @classmethod
     def load(cls, directory: Path) -> Postings:
-        with np.load(directory / LEXICAL_FILE, allow_pickle=False) as data:
-            return cls(_TermPostings.from_arrays(data, "words"),
-                       _TermPostings.from_arrays(data, "pairs"), np.asarray(data["keys"]))
+        """The postings saved in `directory`, memory-mapped (`mapped_npz`): opening reads
+        none of them, and a query pages in only its terms' postings."""
+        data = mapped_npz(directory / LEXICAL_FILE)
+        return cls(_TermPostings.from_arrays(data, "words"),
+                   _TermPostings.from_arrays(data, "pairs"), data["keys"])
 
     def postings(self, kind: str) -> _TermPostings:
         """The postings of words (`kind` "words") or of word pairs ("pairs")."""
