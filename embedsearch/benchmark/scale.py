@@ -25,13 +25,15 @@ __all__ = ["noisy_corpus", "scale_table"]
 _NOISE = 0.5
 
 
-def noisy_corpus(base: np.ndarray, count: int, seed: int = 0) -> np.ndarray:
-    """`base` extended to `count` rows by noisy copies of random rows (see module doc)."""
-    if count <= len(base):
+def noisy_corpus(base: np.ndarray, count: int, seed: int = 0,
+                 out: np.ndarray | None = None) -> np.ndarray:
+    """`base` extended to `count` rows by noisy copies of random rows (see module doc),
+    written into `out` when given (a memory map: the corpus need not fit in memory)."""
+    if count <= len(base) and out is None:
         return np.ascontiguousarray(base[:count])
     rng = np.random.default_rng(seed)
-    out = np.empty((count, base.shape[1]), dtype=np.float32)
-    out[: len(base)] = base
+    out = np.empty((count, base.shape[1]), dtype=np.float32) if out is None else out
+    out[: min(count, len(base))] = base[:count]
     for start in range(len(base), count, 100_000):
         stop = min(count, start + 100_000)
         block = base[rng.integers(0, len(base), stop - start)]

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""An index of N papers built, opened and searched end to end through the public API.
+
+The dev papers are replicated to `--count` papers: copy c of a paper gets the id
+"ID~c" and its title " (replica c)" added; its vector is the paper's stored embedding
+plus noise (`benchmark.scale.noisy_corpus`, as the scale benchmark makes them), written
+to a memory-mapped file a block at a time. `build` streams the papers as a generator
+into `SearchEngine.build(out, papers, vectors=...)`, so the build holds one buffer
+(`writing.buffer_full`), and prints its seconds, peak RSS and the index's size on disk.
+
+`measure` opens the index in this fresh process and prints the seconds from `open` to
+the first answer, RSS after it and after the queries, and warm p50/p99 with query
+encoding of the dev queries (odd ids) in hybrid, dense and lexical mode, one
+year-filtered and one venue-filtered hybrid query each, and `similar` of one paper.
+
+    python scripts/scale_end_to_end.py build --count 1000000 --out /tmp/scale/1m
+    python scripts/scale_end_to_end.py measure --out /tmp/scale/1m --queries 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+import re
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from embedsearch import Filters, Paper, SearchEngine
+from embedsearch.benchmark.scale import noisy_corpus
+from embedsearch.evaluation.devset import DevSet, default_dev_dir
+
+
+def cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def memory_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory (`VmHWM`: its peak) in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def size_mb(folder: Path) -> float:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 1e6
+
+
+def replicated(papers: Sequence[Paper], count: int) -> Iterator[Paper]:
+    """`papers` repeated to `count`, each copy with an id and title of its own."""
+    for row in range(count):
+        paper, copy = papers[row % len(papers)], row // len(papers)
+        yield paper if not copy else dataclasses.replace(
+            paper, id=f"{paper.id}~{copy}", title=f"{paper.title} (replica {copy})")
+
+
+def vectors_file(base: np.ndarray, count: int, path: Path) -> np.ndarray:
+    """The replicated corpus's vectors, memory-mapped from `path` (made if absent)."""
+    if not path.exists():
+        out = np.lib.format.open_memmap(path, "w+", np.float32, (count, base.shape[1]))
+        noisy_corpus(base, count, out=out)
+        out.flush()
+        del out
+    mapped: np.ndarray = np.load(path, mmap_mode="r")
+    return mapped
+
+
+def build(args: argparse.Namespace, devset: DevSet) -> None:
+    base = devset.stored_vectors()
+    if base is None:
+        raise SystemExit(f"no stored embeddings in {args.dev_dir}")
+    vectors = vectors_file(base, args.count, args.out.with_suffix(".vectors.npy"))
+    papers = devset.papers
+    start = time.perf_counter()
+    SearchEngine.build(args.out, replicated(papers, args.count), vectors=vectors,
+                       overwrite=True).close()
+    seconds = time.perf_counter() - start
+    manifest = json.loads((args.out / "manifest.json").read_text())
+    print(json.dumps({"cpu": cpu_name(), "papers": args.count, "build_s": round(seconds, 1),
+                      "peak_rss_mb": round(memory_mb("VmHWM")), "disk_mb": round(size_mb(
+                          args.out)), "segments": len(manifest["segments"])}))
+
+
+def _timed(call: Callable[[], object], rounds: Sequence[object]) -> tuple[float, float]:
+    """p50 and p99 milliseconds of `call` once per round."""
+    seconds = []
+    for _ in rounds:
+        start = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - start)
+    return (statistics.median(seconds) * 1000,
+            float(np.percentile(seconds, 99)) * 1000)
+
+
+def measure(args: argparse.Namespace, devset: DevSet) -> None:
+    odd = [q.text for q in devset.queries if int(re.findall(r"\d+", q.qid)[-1]) % 2]
+    queries = odd[:args.queries]
+    start = time.perf_counter()
+    engine = SearchEngine.open(args.out)
+    opened = time.perf_counter() - start
+    engine.search(queries[0], k=10)
+    first = time.perf_counter() - start
+    found: dict[str, object] = {"cpu": cpu_name(), "papers": len(engine), "open_s": round(
+        opened, 2), "first_answer_s": round(first, 2), "rss_after_open_mb": round(memory_mb())}
+    for mode in ("hybrid", "dense", "lexical"):
+        texts = iter(queries * 2)
+        p50, p99 = _timed(lambda: engine.search(next(texts), k=10, mode=mode), queries)
+        found[mode] = {"p50_ms": round(p50, 1), "p99_ms": round(p99, 1)}
+    for name, filters in (("year 2024-2025", Filters(year_min=2024, year_max=2025)),
+                          ("venue ICLR", Filters(venues=("ICLR",)))):
+        texts = iter(queries * 2)
+        p50, p99 = _timed(lambda: engine.search(next(texts), k=10, filters=filters),
+                          queries[:50])
+        found[name] = {"p50_ms": round(p50, 1), "p99_ms": round(p99, 1)}
+    ids = iter([paper.id for paper in devset.papers[:100]])
+    p50, p99 = _timed(lambda: engine.similar(next(ids), k=10), range(50))
+    found["similar one"] = {"p50_ms": round(p50, 1), "p99_ms": round(p99, 1)}
+    found["rss_after_queries_mb"] = round(memory_mb())
+    print(json.dumps(found))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("step", choices=("build", "measure"))
+    parser.add_argument("--dev-dir", type=Path, default=default_dev_dir())
+    parser.add_argument("--out", type=Path, required=True, help="the index directory")
+    parser.add_argument("--count", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    devset = DevSet(args.dev_dir)
+    (build if args.step == "build" else measure)(args, devset)
+
+
+if __name__ == "__main__":
+    main()
