@@ -43,8 +43,11 @@ _TITLE_CHARS = 120
 # "cf. Table 1"): a passage or evidence sentence cut there named half a sentence.
 _ABBREVIATIONS = ("al", "Fig", "Figs", "fig", "Eq", "Eqs", "eq", "Sec", "Sect", "Tab",
                   "Ref", "Refs", "No", "no", "cf", "vs", "e.g", "i.e", "resp", "approx")
-_SENTENCE_END = re.compile("".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
-                           + r"(?<=[.!?])\s+(?=[A-Z0-9\[(])")
+# The full stop first: checked at every position of every text, the twenty
+# abbreviations' lookbehinds first made splitting 30 times as slow (400 us an abstract).
+_SENTENCE_END = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(word)}\.)"
+                                                  for word in _ABBREVIATIONS)
+                           + r"\s+(?=[A-Z0-9\[(])")
 _MARKUP = re.compile(r"\*\*|__|`")
 _SPACE = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[\W_]+")
