@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import shutil
 import subprocess
 import sys
@@ -27,12 +26,8 @@ import time
 from functools import partial
 from pathlib import Path
 
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fulltext_cost import cpu_name  # noqa: E402
 
 
 def make_folder(source: Path, folder: Path, count: int) -> None:

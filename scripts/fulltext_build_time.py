@@ -14,7 +14,7 @@ apart. The figures are per 100 PDFs of the folder's mix of sizes.
 from __future__ import annotations
 
 import argparse
-import platform
+import sys
 import time
 from pathlib import Path
 
@@ -26,11 +26,8 @@ from embedsearch.readers import read_papers
 REAL = Path(__file__).resolve().parent.parent / "tests" / "data" / "pdfs" / "real"
 
 
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fulltext_cost import cpu_name  # noqa: E402
 
 
 def main() -> None:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import platform
 import re
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -35,12 +35,8 @@ from embedsearch import Filters, Paper, SearchEngine
 from embedsearch.benchmark.scale import noisy_corpus
 from embedsearch.evaluation.devset import DevSet, default_dev_dir
 
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fulltext_cost import cpu_name  # noqa: E402
 
 
 def memory_mb(field: str = "VmRSS") -> float:
