@@ -24,6 +24,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def full_text_papers(devset: DevSet, vectors: np.ndarray, hosts: int, passages: 
     return papers, vectors, noisy, sorted(chosen.tolist())
 
 
-def _fields(paper: Paper) -> dict[str, object]:
+def _fields(paper: Paper) -> dict[str, Any]:
     return {name: getattr(paper, name) for name in paper.__dataclass_fields__}
 
 
