@@ -15,7 +15,7 @@ from .base import Backend, normalise
 from .graph import ExportedModel
 from .onnx_export import ensure_export
 from .prompts import Role
-from .tokens import Tokens
+from .tokens import Tokens, exact_shape
 
 __all__ = ["ExportedBackend"]
 
@@ -33,7 +33,12 @@ class ExportedBackend(Backend):
 
     @cached_property
     def tokens(self) -> Tokens:
-        return self.export.tokens()
+        return self.export.tokens(self.shape)
+
+    @staticmethod
+    def shape(rows: int, longest: int, max_length: int) -> tuple[int, int]:
+        """The (rows, width) a batch is padded to (see `tokens.exact_shape`)."""
+        return exact_shape(rows, longest, max_length)
 
     @cached_property
     def _runner(self) -> Any:
@@ -62,7 +67,7 @@ class ExportedBackend(Backend):
                 f"model {self.spec.name} pools without its prompt's tokens, which only the "
                 "torch and cuda backends reproduce: use --backend torch")
         texts = [prompt + text for text in texts] if prompt else texts
-        return normalise(self._run(self._runner, self.tokens(texts)))
+        return normalise(self._run(self._runner, self.tokens(texts))[: len(texts)])
 
     @abstractmethod
     def _load(self) -> Any:

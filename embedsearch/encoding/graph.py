@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ..errors import DependencyError
 from .base import FAST_INSTALL
-from .tokens import Tokens
+from .tokens import Shape, Tokens, exact_shape
 
 __all__ = ["VARIANTS", "ExportedModel", "onnx_session", "run_graph"]
 
@@ -40,9 +40,9 @@ class ExportedModel:
     def tokenizer(self) -> Path:
         return self.folder / "tokenizer.json"
 
-    def tokens(self) -> Tokens:
-        """The tokenizer that makes this graph's inputs."""
-        return Tokens(self.tokenizer, self.max_seq_length, self.inputs, self.lowercase)
+    def tokens(self, shape: Shape = exact_shape) -> Tokens:
+        """The tokenizer that makes this graph's inputs, a batch padded to `shape`."""
+        return Tokens(self.tokenizer, self.max_seq_length, self.inputs, self.lowercase, shape)
 
     def graph(self, variant: str) -> Path:
         """The graph file of `variant` (see `VARIANTS`)."""

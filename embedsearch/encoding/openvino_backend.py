@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from ..errors import DependencyError
 from .base import FAST_INSTALL, register_backend
 from .exported import ExportedBackend
+from .tokens import padded_shape
 
 __all__ = ["OpenVinoBackend", "OpenVinoBf16Backend", "OpenVinoInt8Backend"]
 
@@ -63,6 +64,11 @@ class OpenVinoBackend(ExportedBackend):
             "ENABLE_CPU_PINNING": self.threads >= (os.cpu_count() or 1),
         })
         return _Request(compiled.create_infer_request())
+
+    @staticmethod
+    def shape(rows: int, longest: int, max_length: int) -> tuple[int, int]:
+        """A few shapes, not every one: OpenVINO keeps buffers per input shape."""
+        return padded_shape(rows, longest, max_length)
 
     def _run(self, runner: Any, feeds: dict[str, NDArray[np.int64]]) -> NDArray[np.floating]:
         request: _Request = runner

@@ -122,6 +122,29 @@ def test_queries_and_batches_give_the_same_vectors(backend: str, seed_texts: lis
         assert np.allclose(batch, one_by_one, atol=2e-3)
 
 
+
+@pytest.mark.parametrize("backend", [backend_param("openvino"), backend_param("openvino-int8")])
+def test_openvino_pads_to_a_few_widths_and_masks_the_padding(backend: str,
+                                                             seed_texts: list[str]) -> None:
+    # OpenVINO keeps buffers for every input shape it has run (4.3 MB a query length):
+    # its batches are padded to a few widths, which must not move a text's vector.
+    encoder = Encoder(backend=backend, cache=False)
+    runtime = encoder.runtime
+    assert isinstance(runtime, ExportedBackend)
+    shapes = {runtime.shape(rows, n, 512) for rows in range(1, 65) for n in range(1, 513)}
+    assert len({w for _, w in shapes}) <= 20 and len({r for r, _ in shapes}) <= 10
+    assert all(r >= rows and n <= w <= 512 for rows in (1, 3, 9, 33, 64) for n in (1, 65, 500)
+               for r, w in [runtime.shape(rows, n, 512)])
+    short = "Sparse attention for long documents, tested on retrieval."
+    feeds = runtime.tokens([short] * 3)
+    real = int(feeds["attention_mask"][0].sum())
+    assert feeds["input_ids"].shape == runtime.shape(3, real, runtime.max_seq_length)
+    assert feeds["input_ids"].shape[1] > real and len(feeds["input_ids"]) == 4
+    alone = encoder.encode_queries([short])
+    beside_a_long_text = encoder.encode_document_batch([short, *seed_texts[:2]])
+    assert len(beside_a_long_text) == 3
+    assert float(np.sum(alone * beside_a_long_text[:1])) >= 0.9995
+
 @needs_fast
 def test_auto_picks_an_agreeing_backend_and_records_why() -> None:
     encoder = Encoder()
