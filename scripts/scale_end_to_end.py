@@ -2,8 +2,8 @@
 """An index of N papers built, opened and searched end to end through the public API.
 
 The dev papers are replicated to `--count` papers: copy c of a paper gets the id
-"ID~c" and its title " (replica c)" added; its vector is the paper's stored embedding
-plus noise (`benchmark.scale.noisy_corpus`, as the scale benchmark makes them), written
+"ID~c" and its title " (replica c)" added; its vector is the paper's own stored embedding
+plus noise (`benchmark.scale.noisy_corpus`, cyclic), written
 to a memory-mapped file a block at a time. `build` streams the papers as a generator
 into `SearchEngine.build(out, papers, vectors=...)`, so the build holds one buffer
 (`writing.buffer_full`), and prints its seconds, peak RSS and the index's size on disk.
@@ -63,7 +63,7 @@ def vectors_file(base: np.ndarray, count: int, path: Path) -> np.ndarray:
     """The replicated corpus's vectors, memory-mapped from `path` (made if absent)."""
     if not path.exists():
         out = np.lib.format.open_memmap(path, "w+", np.float32, (count, base.shape[1]))
-        noisy_corpus(base, count, out=out)
+        noisy_corpus(base, count, out=out, cyclic=True)
         out.flush()
         del out
     mapped: np.ndarray = np.load(path, mmap_mode="r")
