@@ -180,8 +180,8 @@ def test_auto_index_type_switches_when_the_corpus_grows(seed_files: list[Path],
     # gives the grown index the type its size now calls for.
     assert engine.info().index_type == "flat"
     assert engine.compact() and not engine.compact()
-    assert engine.info().index_type == "hnsw"
-    assert SearchEngine.open(tmp_path / "grow").info().index_type == "hnsw"
+    assert engine.info().index_type == "hnsw-sq8"
+    assert SearchEngine.open(tmp_path / "grow").info().index_type == "hnsw-sq8"
     assert [h.paper.id for h in engine.search("reinforcement learning exploration", k=5)] \
         == exact
     chosen = SearchEngine.build_from_files(tmp_path / "fixed", seed_files,

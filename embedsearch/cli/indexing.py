@@ -51,9 +51,10 @@ def _declare_build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="sentence-transformers model name or local path "
                                        "(default: the bundled all-MiniLM-L6-v2)")
     parser.add_argument("--index-type", default="auto",
-                       help="auto (exact up to --exact-max papers, then HNSW), flat, hnsw, "
-                            "ivf, ivfpq (compressed, re-ranked), or a FAISS factory string "
-                            "such as 'IVF1024,SQ8'")
+                       help="auto (exact up to --exact-max papers, then hnsw-sq8), flat, "
+                            "hnsw, hnsw-sq8 (HNSW over 8-bit codes, re-ranked exactly), ivf, "
+                            "ivfpq (compressed further, re-ranked), or a FAISS factory "
+                            "string such as 'IVF1024,SQ8'")
     parser.add_argument("--index-param", action=_ParamsAction, type=_key_value, default=None,
                        metavar="KEY=VALUE", help="index parameter, e.g. efSearch=128, M=48, "
                                                  "nlist=1024, nprobe=32 (repeatable)")
@@ -61,9 +62,9 @@ def _declare_build(parser: argparse.ArgumentParser) -> None:
                        help="with --index-type auto: exact search up to N papers (default "
                             "50000)")
     parser.add_argument("--memory-budget", type=float, metavar="MB",
-                       help="with --index-type auto: if the exact or HNSW index would hold "
-                            "more than MB in memory, build the compressed ivfpq index (IVF-PQ "
-                            "codes in memory, full vectors memory-mapped for re-ranking)")
+                       help="with --index-type auto: if the exact or hnsw-sq8 index would "
+                            "hold more than MB in memory, build the compressed ivfpq index "
+                            "(IVF-PQ codes in memory, full vectors read from disk to re-rank)")
     parser.add_argument("--lexical-fields", default="title,abstract,keywords",
                        help="fields BM25 reads, comma-separated (default "
                             "title,abstract,keywords)")

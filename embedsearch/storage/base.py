@@ -84,9 +84,10 @@ class IndexOptions:
     own vector index (Milvus) reads `index_params` only.
 
     Attributes:
-        index_type: `auto`, `flat`, `hnsw`, `ivf`, `ivfpq` or a FAISS factory string.
-            `auto` is exact search up to `exact_max` papers, then HNSW, or ivfpq when
-            HNSW would not fit `memory_budget`.
+        index_type: `auto`, `flat`, `hnsw`, `hnsw-sq8`, `ivf`, `ivfpq` or a FAISS
+            factory string. `auto` is exact search up to `exact_max` papers, then
+            hnsw-sq8 (HNSW over 8-bit codes, re-ranked exactly from the vectors on
+            disk), or ivfpq when that would not fit `memory_budget`.
         index_params: the index type's parameters (`{"efSearch": 128}`).
         fields: the paper fields the vectors are made from.
         exact_max: the most papers `auto` searches exactly (None: the local storage's

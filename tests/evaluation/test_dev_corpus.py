@@ -35,7 +35,7 @@ def dev_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_auto_picks_hnsw_and_it_agrees_with_exact_search(dev_index: Path) -> None:
     engine = SearchEngine.open(dev_index)
-    assert engine.info().index_type == "hnsw" and len(engine) == COUNT
+    assert engine.info().index_type == "hnsw-sq8" and len(engine) == COUNT
     titles = [record["title"] for record in dev_records(COUNT)[::20]]
     queries = engine.encoder.encode_queries([str(title) for title in titles])
     with engine.snapshot() as view:

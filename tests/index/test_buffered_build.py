@@ -119,14 +119,14 @@ def test_stream_vectors_of_the_wrong_length_are_refused(papers: list[Paper], enc
 def test_buffers_typed_before_the_size_was_known_are_retyped(encoder: Encoder,
                                                              tmp_path: Path) -> None:
     # 12,000 dev papers in buffers of 6,000 with exact search up to 10,000: each buffer
-    # alone is exact, the index is not, so both become HNSW, as one build would make them.
+    # alone is exact, the index is not, so both become graphs, as one build would make them.
     papers, vectors = papers_from_records(dev_records(12_000)), dev_vectors(12_000)
     options = IndexOptions(exact_max=10_000)
     out = tmp_path / "index"
     build_index(IndexDirectory(out), iter(papers), encoder, options, vectors=vectors,
                 flush=_every(6_000))
     kinds = [segment["index"]["type"] for segment in _segments(out)]
-    assert kinds == ["hnsw", "hnsw"]
+    assert kinds == ["hnsw-sq8", "hnsw-sq8"]
     with SearchEngine.open(out) as engine:
         assert len(engine) == 12_000
         hits = engine.search(papers[11_000].title, k=10, mode="dense")

@@ -14,7 +14,7 @@ from embedsearch.storage.local.vectors import choose_index_type, create_index, l
 from embedsearch.storage.local.vectors.tuning import EXACT_MAX, estimate_bytes, ivf_params
 from tests.conftest import dev_vectors, needs_dev_data
 
-TYPES = ["flat", "hnsw", "ivf"]
+TYPES = ["flat", "hnsw", "hnsw-sq8", "ivf"]
 # ivfpq trains 256-centroid codebooks: it needs ~10k vectors, and 6 dimensions a code
 # byte at the 48 dimensions of the synthetic vectors here.
 PQ_COUNT = 12_000
@@ -46,12 +46,14 @@ def test_exact_search_reference() -> None:
 
 def test_auto_choice_follows_the_size_and_memory_rules() -> None:
     assert choose_index_type(EXACT_MAX) == "flat"
-    assert choose_index_type(EXACT_MAX + 1) == "hnsw"
-    assert choose_index_type(100, exact_max=50) == "hnsw"
+    assert choose_index_type(EXACT_MAX + 1) == "hnsw-sq8"
+    assert choose_index_type(100, exact_max=50) == "hnsw-sq8"
     million = 1_000_000
     assert estimate_bytes("ivfpq", million) <= 100 * million < estimate_bytes("flat", million)
-    assert choose_index_type(million, memory_budget=4 * 10**9) == "hnsw"
-    assert choose_index_type(million, memory_budget=10**9) == "ivfpq"
+    assert estimate_bytes("hnsw-sq8", million) < 0.4 * estimate_bytes("hnsw", million)
+    assert choose_index_type(million, memory_budget=4 * 10**9) == "hnsw-sq8"
+    assert choose_index_type(million, memory_budget=10**9) == "hnsw-sq8"
+    assert choose_index_type(million, memory_budget=5 * 10**8) == "ivfpq"
     with pytest.raises(InputError, match="--memory-budget"):
         choose_index_type(million, memory_budget=10**6)
     assert create_index("auto", 8, 10).kind == "flat"
@@ -72,6 +74,23 @@ def test_filters_return_k_admissible_hits(kind: str) -> None:
         assert recall(found, truth) >= 0.9
     _, found = index.search(queries, 10, allowed=keys[:3], exclude=keys[:1])
     assert [set(row[:2]) for row in found] == [{1, 2}] * 20 and (found[:, 2:] == -1).all()
+
+
+def test_a_compressed_graph_holds_codes_and_reads_its_vectors_only_to_rerank(
+        tmp_path: Path) -> None:
+    vectors = clustered(3000, dim=256, seed=4)
+    keys = np.arange(0, 6000, 2, dtype=np.int64)  # keys are not rows
+    index = create_index("hnsw-sq8", vectors.shape[1], len(keys))
+    index.add(keys, vectors)
+    index.save(tmp_path)
+    loaded = load_index(tmp_path, index.meta(), vectors.shape[1])
+    held = getattr(loaded, "memory_bytes")()
+    assert held < vectors.nbytes  # the float vectors stay in their file
+    scores, found = loaded.search(vectors[:20], 10)
+    truth_scores, truth = exact_search(vectors, keys, vectors[:20], 10)
+    assert recall(found, truth) >= 0.95 and np.array_equal(found[:, 0], keys[:20])
+    assert np.allclose(scores[:, 0], truth_scores[:, 0], atol=1e-6)  # scores are exact
+    assert np.allclose(loaded.reconstruct(keys[[7, 3]]), vectors[[7, 3]])
 
 
 def test_tombstones_an_index_before_segments_left_are_never_returned(tmp_path: Path) -> None:
@@ -106,7 +125,7 @@ def test_save_and_load_roundtrip(kind: str, tmp_path: Path) -> None:
 @needs_dev_data
 @pytest.mark.data
 @pytest.mark.parametrize(("kind", "minimum"),
-                         [("flat", 1.0), ("hnsw", 0.97), ("ivf", 0.95),
+                         [("flat", 1.0), ("hnsw", 0.97), ("hnsw-sq8", 0.97), ("ivf", 0.95),
                           pytest.param("ivfpq", 0.95, marks=pytest.mark.slow)])
 def test_recall_against_exact_on_real_embeddings(kind: str, minimum: float) -> None:
     vectors = dev_vectors(PQ_COUNT + 200 if kind == "ivfpq" else 6000)
