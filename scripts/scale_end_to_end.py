@@ -9,9 +9,13 @@ into `SearchEngine.build(out, papers, vectors=...)`, so the build holds one buff
 (`writing.buffer_full`), and prints its seconds, peak RSS and the index's size on disk.
 
 `measure` opens the index in this fresh process and prints the seconds from `open` to
-the first answer, RSS after it and after the queries, and warm p50/p99 with query
-encoding of the dev queries (odd ids) in hybrid, dense and lexical mode, one
-year-filtered and one venue-filtered hybrid query each, and `similar` of one paper.
+the first answer; resident memory after it and after the queries, as RSS and as its
+two parts (anonymous: what the process holds; file: mapped pages of the index, which
+the kernel may take back); warm p50/p99 with query encoding of the dev queries (odd
+ids, `--queries` of them, repeated to 1,000 for the memory figure) in hybrid, dense
+and lexical mode, year- and venue-filtered hybrid queries, a pasted abstract (300
+words), `similar` of one paper and of a 50-paper library; then `add` of 100 new papers
+(encoded) and `remove` of one, which it undoes.
 
     python scripts/scale_end_to_end.py build --count 1000000 --out /tmp/scale/1m
     python scripts/scale_end_to_end.py measure --out /tmp/scale/1m --queries 200
@@ -40,11 +44,18 @@ from fulltext_cost import cpu_name  # noqa: E402
 
 
 def memory_mb(field: str = "VmRSS") -> float:
-    """This process's resident memory (`VmHWM`: its peak) in MB."""
+    """This process's resident memory (`VmHWM`: its peak; `RssAnon`, `RssFile`: its
+    parts) in MB."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def resident() -> dict[str, int]:
+    """RSS and its anonymous and file-backed parts, MB."""
+    return {name: round(memory_mb(field)) for name, field in
+            (("rss_mb", "VmRSS"), ("anon_mb", "RssAnon"), ("file_mb", "RssFile"))}
 
 
 def size_mb(folder: Path) -> float:
@@ -97,6 +108,54 @@ def _timed(call: Callable[[], object], rounds: Sequence[object]) -> tuple[float,
             float(np.percentile(seconds, 99)) * 1000)
 
 
+def pasted_abstract(papers: Sequence[Paper], words: int = 300) -> str:
+    """A 300-word text as a reader pastes it: dev abstracts run together."""
+    text = " ".join(paper.abstract for paper in papers[:10]).split()
+    return " ".join(text[:words])
+
+
+def _latencies(engine: SearchEngine, queries: list[str], devset: DevSet
+               ) -> dict[str, object]:
+    found: dict[str, object] = {}
+
+    def record(name: str, call: Callable[[], object], rounds: Sequence[object]) -> None:
+        p50, p99 = _timed(call, rounds)
+        found[name] = {"p50_ms": round(p50, 1), "p99_ms": round(p99, 1)}
+
+    for mode in ("hybrid", "dense", "lexical"):
+        texts = iter(queries * 2)
+        record(mode, lambda: engine.search(next(texts), k=10, mode=mode), queries)
+    for name, filters in (("year 2024-2025", Filters(year_min=2024, year_max=2025)),
+                          ("venue ICLR", Filters(venues=("ICLR",)))):
+        texts = iter(queries * 2)
+        record(name, lambda: engine.search(next(texts), k=10, filters=filters), queries[:50])
+    pasted = [pasted_abstract(devset.papers[i * 10:]) for i in range(20)]
+    texts = iter(pasted * 2)
+    record("pasted abstract", lambda: engine.search(next(texts), k=10), pasted)
+    ids = iter([paper.id for paper in devset.papers[:100]])
+    record("similar one", lambda: engine.similar(next(ids), k=10), range(50))
+    libraries = iter([[paper.id for paper in devset.papers[i * 50:(i + 1) * 50]]
+                      for i in range(40)])
+    record("similar library of 50", lambda: engine.similar(next(libraries), k=10), range(20))
+    return found
+
+
+def _writes(engine: SearchEngine, devset: DevSet) -> dict[str, float]:
+    """Seconds to add 100 new papers (encoded: new titles miss the embedding cache) and
+    to remove one; both undone after."""
+    new = [dataclasses.replace(paper, id=f"{paper.id}~added", title=f"{paper.title} (added)")
+           for paper in devset.papers[:100]]
+    start = time.perf_counter()
+    engine.add(new)
+    added = time.perf_counter() - start
+    start = time.perf_counter()
+    engine.remove([devset.papers[200].id])
+    removed = time.perf_counter() - start
+    engine.remove([paper.id for paper in new])
+    engine.add([devset.papers[200]])
+    return {"add_100_s": round(added, 2), "remove_1_s": round(removed, 2)}
+
+
 def measure(args: argparse.Namespace, devset: DevSet) -> None:
     odd = [q.text for q in devset.queries if int(re.findall(r"\d+", q.qid)[-1]) % 2]
     queries = odd[:args.queries]
@@ -106,21 +165,13 @@ def measure(args: argparse.Namespace, devset: DevSet) -> None:
     engine.search(queries[0], k=10)
     first = time.perf_counter() - start
     found: dict[str, object] = {"cpu": cpu_name(), "papers": len(engine), "open_s": round(
-        opened, 2), "first_answer_s": round(first, 2), "rss_after_open_mb": round(memory_mb())}
-    for mode in ("hybrid", "dense", "lexical"):
-        texts = iter(queries * 2)
-        p50, p99 = _timed(lambda: engine.search(next(texts), k=10, mode=mode), queries)
-        found[mode] = {"p50_ms": round(p50, 1), "p99_ms": round(p99, 1)}
-    for name, filters in (("year 2024-2025", Filters(year_min=2024, year_max=2025)),
-                          ("venue ICLR", Filters(venues=("ICLR",)))):
-        texts = iter(queries * 2)
-        p50, p99 = _timed(lambda: engine.search(next(texts), k=10, filters=filters),
-                          queries[:50])
-        found[name] = {"p50_ms": round(p50, 1), "p99_ms": round(p99, 1)}
-    ids = iter([paper.id for paper in devset.papers[:100]])
-    p50, p99 = _timed(lambda: engine.similar(next(ids), k=10), range(50))
-    found["similar one"] = {"p50_ms": round(p50, 1), "p99_ms": round(p99, 1)}
-    found["rss_after_queries_mb"] = round(memory_mb())
+        opened, 2), "first_answer_s": round(first, 2), "after_open": resident()}
+    found.update(_latencies(engine, queries, devset))
+    for text in (odd * 2)[:max(0, 1000 - 2 * len(queries))]:
+        engine.search(text, k=10)
+    found["after_1000_queries"] = resident()
+    if args.writes:
+        found.update(_writes(engine, devset))
     print(json.dumps(found))
 
 
@@ -131,6 +182,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="the index directory")
     parser.add_argument("--count", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--writes", action="store_true",
+                        help="measure: also add 100 papers and remove one (then undo both)")
     args = parser.parse_args()
     devset = DevSet(args.dev_dir)
     (build if args.step == "build" else measure)(args, devset)
