@@ -128,6 +128,14 @@ class RerankedIndex(VectorIndex):
     def _rows(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
         return np.searchsorted(self._keys, keys)
 
+    def _held_rows(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The rows of those of `keys` this index holds (a binary search each: sorting
+        the index's keys with them, as intersecting does, cost 23 ms a query at 100k)."""
+        if not len(self._keys):
+            return np.zeros(0, np.int64)
+        at = np.searchsorted(self._keys, keys).clip(0, len(self._keys) - 1)
+        return at[self._keys[at] == keys]
+
     def add(self, keys: NDArray[np.int64], vectors: NDArray[np.float32]) -> None:
         keys = np.ascontiguousarray(keys, dtype=np.int64)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -172,8 +180,8 @@ class RerankedIndex(VectorIndex):
                       exclude: NDArray[np.int64] | None) -> NDArray[np.int64]:
         """The `depth` best labels (rows, or keys for IVF) of each query by the codes."""
         if self._by_row:
-            allowed = None if allowed is None else self._rows(np.intersect1d(allowed, self._keys))
-            exclude = None if exclude is None else self._rows(np.intersect1d(exclude, self._keys))
+            allowed = None if allowed is None else self._held_rows(allowed)
+            exclude = None if exclude is None else self._held_rows(exclude)
             params = faiss.SearchParametersHNSW(sel=id_selector(allowed, exclude),
                                                 efSearch=max(depth, int(self.params["efSearch"])))
         else:
