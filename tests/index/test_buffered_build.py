@@ -50,6 +50,21 @@ def _segments(index: Path) -> list[dict[str, Any]]:
     return list(json.loads((index / "manifest.json").read_text())["segments"])
 
 
+def test_a_build_leaves_no_merge_for_the_next_add(papers: list[Paper], encoder: Encoder,
+                                                  tmp_path: Path) -> None:
+    # Buffers of three papers fill the smallest tier (ten segments): the build merges
+    # them as a write would, so the add after it writes its own segment and nothing else.
+    out = tmp_path / "index"
+    build_index(IndexDirectory(out), papers, encoder, flush=_every(3))
+    built = [segment["name"] for segment in _segments(out)]
+    assert len(built) < 10
+    with SearchEngine.open(out) as engine:
+        assert len(engine) == len(papers)
+        engine.add([Paper(id="late", title="Sparse attention", abstract="Long documents.")])
+    after = [segment["name"] for segment in _segments(out)]
+    assert after[: len(built)] == built and len(after) == len(built) + 1
+
+
 def test_a_build_in_buffers_ranks_as_a_build_at_once(papers: list[Paper], encoder: Encoder,
                                                     tmp_path: Path) -> None:
     at_once, buffered = tmp_path / "once", tmp_path / "buffered"

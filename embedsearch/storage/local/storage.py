@@ -65,7 +65,10 @@ class LocalStorage(Storage):
               options: IndexOptions, *, progress: bool = False) -> Manifest:
         """Each batch becomes a segment, its vector indexes typed as an index of that
         batch alone would be; a build of several batches then rewrites the segments
-        whose type the whole index's size changed (`_retyped`)."""
+        whose type the whole index's size changed (`_retyped`), and merges what the
+        policy asks for: a build of 1M papers left ten segments of 100,000 in one tier,
+        and the next `add` of 100 papers merged all ten (248 s, measured) before it
+        returned."""
         rules = IndexRules(auto=options.index_type == "auto", requested=options.index_type,
                            overrides=dict(options.index_params or {}),
                            exact_max=_exact_max(options), memory_budget=options.memory_budget)
@@ -80,7 +83,8 @@ class LocalStorage(Storage):
             del batch  # written: not held while the next one is read and encoded
         if not manifest.local.segments:
             raise InputError("no papers to index")
-        return self._commit(staging, self._retyped(staging, manifest))
+        return self._commit(staging, self._merge_as_planned(staging,
+                                                            self._retyped(staging, manifest)))
 
     def _retyped(self, staging: Staging, manifest: Manifest) -> Manifest:
         """`manifest` with each segment whose vector index is not the type `auto` picks
