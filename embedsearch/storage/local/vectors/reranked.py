@@ -133,8 +133,9 @@ class RerankedIndex(VectorIndex):
         the index's keys with them, as intersecting does, cost 23 ms a query at 100k)."""
         if not len(self._keys):
             return np.zeros(0, np.int64)
-        at = np.searchsorted(self._keys, keys).clip(0, len(self._keys) - 1)
-        return at[self._keys[at] == keys]
+        at: NDArray[np.int64] = np.searchsorted(self._keys, keys).clip(0, len(self._keys) - 1)
+        held: NDArray[np.int64] = at[self._keys[at] == keys]
+        return held
 
     def add(self, keys: NDArray[np.int64], vectors: NDArray[np.float32]) -> None:
         keys = np.ascontiguousarray(keys, dtype=np.int64)
