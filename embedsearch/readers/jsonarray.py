@@ -7,16 +7,18 @@ API response.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputError
 from ..papers import derive_id
-from .base import Located, Skipped, load_json, read_text, register_format, source_name
+from .base import Located, Skipped, iter_lines, load_json, read_text, register_format, source_name
 from .foreign import Converted, Dialect, dialect_named, foreign_papers, sniff_dialect
+from .jsonl import read_json_lines
 from .records import Where, kind, paper_from_record
 
-__all__ = ["json_records", "read_json_array", "read_json_document"]
+__all__ = ["json_lines_named_json", "json_records", "read_json_array", "read_json_document"]
 
 _JSONL_HINT = "; it looks like JSON Lines: rename it .jsonl or pass --format jsonl"
 
@@ -62,6 +64,25 @@ def read_json_document(path: Path, dialect: Dialect | None = None) -> Iterator[L
         yield paper, f"{path}: record {position}"
 
 
-@register_format("json", (".json",), "a JSON array of records")
+def json_lines_named_json(path: Path) -> bool:
+    """Whether a `.json` file is JSON Lines, as arXiv's dump (`arxiv-metadata-oai-
+    snapshot.json`, about 4 GB) is: its first line one whole object, another line after
+    it. Found from those two lines, so the dump is then read a line at a time instead of
+    whole (it does not fit a laptop's memory)."""
+    lines = (text for _, text in iter_lines(path) if text.strip())
+    first = next(lines, None)
+    if first is None or not first.lstrip().startswith("{"):
+        return False
+    try:
+        parsed = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and next(lines, None) is not None
+
+
+@register_format("json", (".json",), "a JSON array of records (JSON Lines named .json too)")
 def read_json_array(path: Path) -> Iterator[Located | Skipped]:
-    return read_json_document(path)
+    if json_lines_named_json(path):
+        yield from read_json_lines(path)
+    else:
+        yield from read_json_document(path)

@@ -8,6 +8,7 @@ abstract (skipped and reported, or refused when none is left).
 from __future__ import annotations
 
 import json
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 
 from embedsearch import InputError, read_papers
 from embedsearch.cli.indexing import INPUT_FORMAT_CHOICES
-from embedsearch.readers import formats
+from embedsearch.readers import formats, stream_papers
 from embedsearch.readers.bibtex import bibtex_record
 
 BIB = r"""@string{iclr = "International Conference on Learning Representations"}
@@ -292,6 +293,32 @@ def test_arxiv_snapshot(tmp_path: Path) -> None:
     # No versions: the year of update_date; authors from the text, split on ',' and 'and'.
     assert (second.year, second.authors, second.keywords) == (
         2021, ("Ann Lee", "Bo Chen"), ("cs.LG", "stat.ML"))
+
+
+def test_the_arxiv_dump_named_json_is_read_a_line_at_a_time(tmp_path: Path) -> None:
+    # Kaggle names the dump .json though it is JSON Lines: read without --input-format,
+    # it is recognised from its first two lines and streamed, never read whole.
+    dump = tmp_path / "arxiv-metadata-oai-snapshot.json"
+    with dump.open("w", encoding="utf-8") as out:
+        for number in range(20_000):
+            record = {**ARXIV[0], "id": f"2401.{number:05d}",
+                      "abstract": f"Paper {number}. " + ARXIV[0]["abstract"] * 12}
+            out.write(json.dumps(record) + "\n")
+    size = dump.stat().st_size
+    tracemalloc.start()
+    try:
+        count = 0
+        for paper in stream_papers([dump]):
+            count += 1
+            assert paper.venue == "arXiv" and paper.year == 2007
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert count == 20_000 and size > 30e6
+    assert peak < size / 5, (peak, size)  # the ids seen (duplicates are an error), no more
+    # A JSON array named .json is still read as one.
+    array = write(tmp_path / "both.json", json.dumps(ARXIV))
+    assert [p.id for p in read_papers([array])] == ["0704.0001", "2101.00001"]
 
 
 def test_arxiv_errors_name_the_line(tmp_path: Path) -> None:
