@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .errors import (
     DependencyError,
+    DiskSpaceError,
     EmbedSearchError,
     IndexBusyError,
     IndexCorruptError,
@@ -54,6 +55,7 @@ __all__ = [
     "Encoder",
     "Filters",
     "Hit",
+    "DiskSpaceError",
     "IndexBusyError",
     "IndexCorruptError",
     "IndexExistsError",

@@ -13,6 +13,7 @@ from pathlib import Path
 __all__ = [
     "ConfigurationError",
     "DependencyError",
+    "DiskSpaceError",
     "EmbedSearchError",
     "IndexCorruptError",
     "IndexBusyError",
@@ -99,6 +100,15 @@ class IndexBusyError(EmbedSearchError):
 
     def __init__(self, message: str, *, waited: float) -> None:
         self.waited = waited
+        super().__init__(message)
+
+
+class DiskSpaceError(EmbedSearchError):
+    """A write needs more free disk than the index's file system has; nothing was
+    written. `needed` and `free` are bytes, `path` the index directory."""
+
+    def __init__(self, message: str, *, needed: int, free: int, path: str) -> None:
+        self.needed, self.free, self.path = needed, free, path
         super().__init__(message)
 
 

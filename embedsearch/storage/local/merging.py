@@ -10,6 +10,7 @@ ends.
 from __future__ import annotations
 
 import math
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from .lexical import Postings
 from .segment import Segment, write_segment
 from .vectors import VectorIndex
 
-__all__ = ["MergePolicy", "merge_segments", "plan_merge", "tier_of"]
+__all__ = ["MergePolicy", "merge_disk_shortfall", "merge_segments", "plan_merge", "tier_of"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,19 @@ class MergePolicy:
     segments_per_tier: int = 10
     floor: int = 100
     max_deleted_share: float = 0.25
+    #: Bytes a merge leaves free on the index's disk beyond the segment it writes.
+    disk_reserve: int = 64 * 2**20
+
+
+def merge_disk_shortfall(folders: Sequence[Path], policy: MergePolicy) -> tuple[int, int]:
+    """(bytes needed, bytes free) on the disk of `folders` (the segments to merge) when a
+    merge of them lacks room, else (0, 0). A merge writes one new segment no larger than
+    the merged ones together (removed papers are dropped), and the merged ones are
+    deleted only once it is written: it needs their size again, plus the reserve."""
+    needed = sum(file.stat().st_size for folder in folders for file in folder.rglob("*")
+                 if file.is_file()) + policy.disk_reserve
+    free = shutil.disk_usage(folders[0]).free if folders else needed
+    return (needed, free) if free < needed else (0, 0)
 
 
 def tier_of(live: int, policy: MergePolicy) -> int:

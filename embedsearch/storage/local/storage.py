@@ -9,6 +9,7 @@ only what a write added.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import IndexCorruptError, InputError
+from ...errors import DiskSpaceError, IndexCorruptError, InputError
 from ...papers import Paper
 from ..base import IndexOptions, PaperBatch, Storage, View, lexical_texts
 from ..directory import Lease, Manifest, Staging
@@ -26,7 +27,7 @@ from ..records import IndexRules, LocalRecord, SegmentRecord, StorageRecord
 from .additions import recorded
 from .fulltext import PassageBatch
 from .lexical import Postings
-from .merging import MergePolicy, merge_segments, plan_merge
+from .merging import MergePolicy, merge_disk_shortfall, merge_segments, plan_merge
 from .paper_store import STORE_FILE, PaperStore
 from .segment import (
     DELETIONS_FILE,
@@ -42,6 +43,8 @@ from .segment import (
 from .upgrading import upgrade_flat
 from .vectors import EXACT_MAX, VectorIndex, create_index, passage_index_rule, segment_index_type
 from .view import LocalView
+
+_log = logging.getLogger("embedsearch.storage")
 
 __all__ = ["LocalStorage"]
 
@@ -225,6 +228,13 @@ class LocalStorage(Storage):
             return None
         self._carry(newest, staging, segments)
         names = [record.name for record in segments]
+        needed, free = merge_disk_shortfall([staging.dir / n for n in names], self.merge_policy)
+        if needed:
+            raise DiskSpaceError(
+                f"{self.directory.path}: compacting needs {_size(needed)} free on its disk "
+                f"(the index's segments again, and {_size(self.merge_policy.disk_reserve)} "
+                f"to spare); it has {_size(free)}. Free some space and compact again",
+                needed=needed, free=free, path=str(self.directory.path))
         return self._commit(staging, self._merge(staging, newest, names))
 
     def upgrade(self, staging: Staging, previous: Manifest, changes: list[str]) -> list[str]:
@@ -242,8 +252,17 @@ class LocalStorage(Storage):
             self.directory.link_files(manifest, staging, files_of(record, manifest.files))
 
     def _merge_as_planned(self, staging: Staging, manifest: Manifest) -> Manifest:
-        """`manifest` after the merges the policy asks for, written into `staging`."""
+        """`manifest` after the merges the policy asks for, written into `staging`. A
+        merge the disk has no room for is left for a later write (with a warning): the
+        write itself is kept, and its segments are searched unmerged meanwhile."""
         while (names := plan_merge(manifest.local.segments, self.merge_policy)) is not None:
+            needed, free = merge_disk_shortfall([staging.dir / n for n in names],
+                                                self.merge_policy)
+            if needed:
+                _log.warning("%s: merging %d segments needs %s free on its disk, which "
+                             "has %s; left unmerged until a write finds room",
+                             self.directory.path, len(names), _size(needed), _size(free))
+                break
             manifest = self._merge(staging, manifest, names)
         return manifest
 
@@ -280,6 +299,11 @@ class LocalStorage(Storage):
             largest = max(manifest.local.segments, key=lambda record: record.live)
             manifest = dataclasses.replace(manifest, index=largest.index)
         return self.commit(staging, manifest)
+
+
+def _size(count: int) -> str:
+    """Bytes as a reader says them: 1.3 GB, 420 MB."""
+    return f"{count / 1e9:.1f} GB" if count >= 1e9 else f"{count / 1e6:.0f} MB"
 
 
 def _next_name(staging: Staging) -> str:

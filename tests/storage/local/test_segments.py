@@ -4,12 +4,16 @@ through merges; the merge policy bounds segments and rewrites."""
 
 from __future__ import annotations
 
+import logging
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from embedsearch import Filters, Paper, SearchEngine
+from embedsearch import DiskSpaceError, Filters, Paper, SearchEngine
 from embedsearch.storage.directory import IndexDirectory
 from embedsearch.storage.local import LocalStorage, LocalView, MergePolicy
 from embedsearch.storage.local.merging import plan_merge, tier_of
@@ -156,6 +160,39 @@ def test_merges_cascade_within_one_write(seed_copy: Path,
         assert all(f"c{number}" in engine for number in range(6))
     sizes = [s.count for s in _segments(seed_copy)]
     assert sum(sizes) == 44 and len(sizes) <= 4, sizes
+
+
+def test_a_merge_the_disk_has_no_room_for_is_left_and_compact_refuses(
+        seed_copy: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+        cli: Callable[..., Any]) -> None:
+    # A reserve past the disk's real free space: no merge has room for itself.
+    free = shutil.disk_usage(seed_copy).free
+    monkeypatch.setattr(LocalStorage, "merge_policy", MergePolicy(
+        segments_per_tier=2, floor=1, disk_reserve=free + 2**30))
+    with SearchEngine.open(seed_copy) as engine, caplog.at_level(logging.WARNING,
+                                                                  "embedsearch.storage"):
+        for number in range(2):
+            engine.add([{"id": f"d{number}", "abstract": f"A paper on a full disk {number}."}])
+        # The writes are kept, their segments searched unmerged.
+        assert engine.check().whole and "d0" in engine and "d1" in engine
+        # The policy merges two one-paper segments; the disk had no room for it.
+        assert sorted(s.count for s in _segments(seed_copy)) == [1, 1, 38]
+        assert any("left unmerged" in line and "free on its disk" in line
+                   for line in caplog.messages)
+        before = sorted(p.name for p in seed_copy.iterdir())
+        with pytest.raises(DiskSpaceError, match="compacting needs") as refused:
+            engine.compact()
+        assert refused.value.needed > refused.value.free == pytest.approx(free, rel=0.05)
+        assert sorted(p.name for p in seed_copy.iterdir()) == before
+    result = cli("compact", "--index", seed_copy)
+    assert result.code != 0 and "compacting needs" in result.err and "Traceback" not in result.err
+    # With room again, the next write merges.
+    monkeypatch.setattr(LocalStorage, "merge_policy", MergePolicy(segments_per_tier=2, floor=1))
+    with SearchEngine.open(seed_copy) as engine:
+        engine.add([{"id": "d2", "abstract": "A paper once the disk has room."}])
+        assert engine.check().whole and len(engine) == 41
+    assert sorted(s.count for s in _segments(seed_copy)) == [1, 2, 38]
+    assert_clean(seed_copy)
 
 
 def test_the_policy_bounds_segments_and_rewrites() -> None:
