@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ..base import PassageRanked
 from .fulltext import FullText, owners
-from .lexical import LexicalSearch
+from .lexical_search import LexicalSearch
 from .segment import Segment
 
 __all__ = ["PASSAGE_POOL", "PassageSearch", "best_per_paper"]

@@ -20,11 +20,33 @@ from ..directory import Lease, Manifest
 from ..records import SegmentRecord
 from .additions import added_at, first_key_after
 from .fulltext import full_text_problems, owners
-from .lexical import LexicalSearch
+from .lexical_search import LexicalSearch
 from .passage_search import PassageSearch
 from .segment import Segment
+from .vectors.base import Allowed
 
 __all__ = ["LocalView"]
+
+
+#: Filters whose admitted keys a view keeps (about 11 MB each for a filter admitting
+#: 1M of 2.5M papers).
+_SELECTIONS = 4
+
+
+class _Selection:
+    """What one filter admits in a view: each segment's live keys (`Allowed`, which keeps
+    what the vector indexes derive from them) and, made at the first lexical query,
+    their rows in the view's lexical search."""
+
+    def __init__(self, keys: list[Allowed]) -> None:
+        self.keys = keys
+        self._rows: NDArray[np.bool_] | None = None
+
+    def rows(self, search: LexicalSearch) -> NDArray[np.bool_]:
+        if self._rows is None:
+            keys = [subset.keys for subset in self.keys]
+            self._rows = search.mask(np.concatenate(keys) if keys else np.zeros(0, np.int64))
+        return self._rows
 
 
 class LocalView(View):
@@ -46,8 +68,7 @@ class LocalView(View):
                           if any(s.full_text is not None for s in self.segments) else None)
         self._count = sum(len(s.vectors) - len(d) for s, d in segments)
         self._keys: NDArray[np.int64] | None = None
-        self._allowed: tuple[Filters, list[NDArray[np.int64]]] | None = None
-        self._scores: tuple[str, NDArray[np.float32]] | None = None
+        self._selections: dict[Filters, _Selection] = {}
         self._titles: dict[str, int] | None = None
 
     def __len__(self) -> int:
@@ -142,20 +163,27 @@ class LocalView(View):
         held = [int(key) for key in wanted[np.isin(wanted, self.keys())]]
         return dict(zip(held, added_at(self.manifest.local.additions, held)))
 
-    def _allowed_keys(self, filters: Filters | None) -> list[NDArray[np.int64]] | None:
-        """Per segment, the live keys `filters` admits; remembered, as a batch of queries
-        shares them."""
+    def _allowed_keys(self, filters: Filters | None) -> list[Allowed] | None:
+        """Per segment, the live keys `filters` admits; remembered for the last few
+        filters, as a batch of queries or a server's users share them."""
+        selection = self._selection(filters)
+        return None if selection is None else selection.keys
+
+    def _selection(self, filters: Filters | None) -> _Selection | None:
         if not filters:
             return None
-        if self._allowed is None or self._allowed[0] != filters:
+        if filters not in self._selections:
             since = self._first_key(filters)
-            allowed = [np.zeros(0, np.int64) if since is not None and
-                       segment.keys()[-1:].max(initial=0) < since  # all of it older
-                       else np.setdiff1d(segment.store.filter_keys(filters, min_key=since),
-                                         deleted)
+            allowed = [Allowed(np.zeros(0, np.int64) if since is not None and
+                               segment.keys()[-1:].max(initial=0) < since  # all of it older
+                               else np.setdiff1d(segment.store.filter_keys(filters,
+                                                                           min_key=since),
+                                                 deleted))
                        for segment, deleted in zip(self.segments, self._deleted)]
-            self._allowed = (filters, allowed)
-        return self._allowed[1]
+            while len(self._selections) >= _SELECTIONS:
+                del self._selections[next(iter(self._selections))]
+            self._selections[filters] = _Selection(allowed)
+        return self._selections[filters]
 
     def _first_key(self, filters: Filters) -> int | None:
         """The first key `filters.added_after` admits (keys are dated by the write that
@@ -186,20 +214,15 @@ class LocalView(View):
         order = np.lexsort((merged_keys, -merged_scores))[:depth]
         return merged_scores[order], merged_keys[order]
 
-    def _lexical_scores(self, text: str) -> NDArray[np.float32]:
-        """Every row's score for `text`; remembered, as a query asks for its hits' too."""
-        if self._scores is None or self._scores[0] != text:
-            self._scores = (text, self.lexical_search.scores(text))
-        return self._scores[1]
-
     def lexical(self, text: str, depth: int, filters: Filters | None,
                 exclude: NDArray[np.int64]) -> Ranked:
-        allowed = self._allowed_keys(filters)
-        admitted = None if allowed is None else np.concatenate(allowed)
-        return self.lexical_search.top(self._lexical_scores(text), depth, admitted, exclude)
+        selection = self._selection(filters)
+        search = self.lexical_search
+        admitted = None if selection is None else selection.rows(search)
+        return search.best(text, depth, admitted, exclude)
 
     def lexical_scores(self, text: str, keys: NDArray[np.int64]) -> NDArray[np.float32]:
-        return self._lexical_scores(text)[self.lexical_search.rows(keys)]
+        return self.lexical_search.scores_at(text, keys)
 
     @property
     def words(self) -> WordStatistics:
@@ -213,14 +236,16 @@ class LocalView(View):
                       exclude: NDArray[np.int64]) -> PassageRanked:
         if not self._passages:
             return super().passage_dense(vector, depth, filters, exclude)
-        return self._passages.dense(vector, depth, self._allowed_keys(filters), exclude)
+        allowed = self._allowed_keys(filters)
+        keys = None if allowed is None else [subset.keys for subset in allowed]
+        return self._passages.dense(vector, depth, keys, exclude)
 
     def passage_lexical(self, text: str, depth: int, filters: Filters | None,
                         exclude: NDArray[np.int64]) -> PassageRanked:
         if not self._passages:
             return super().passage_lexical(text, depth, filters, exclude)
         allowed = self._allowed_keys(filters)
-        admitted = None if allowed is None else np.concatenate(allowed)
+        admitted = None if allowed is None else np.concatenate([a.keys for a in allowed])
         return self._passages.lexical_ranked(text, depth, admitted, exclude)
 
     def passages(self, keys: Iterable[int]) -> dict[int, Passage]:

@@ -10,7 +10,8 @@ import pytest
 
 from embedsearch import SearchEngine
 from embedsearch.storage.local import LocalView
-from embedsearch.storage.local.lexical import LexicalSearch, Postings
+from embedsearch.storage.local.lexical import Postings
+from embedsearch.storage.local.lexical_search import LexicalSearch
 
 LORVP = "000_ae22c05437d8edef:1"
 

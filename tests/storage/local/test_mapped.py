@@ -13,7 +13,8 @@ import pytest
 from embedsearch.bundled import corpus_files
 from embedsearch.papers import embedding_text
 from embedsearch.readers import read_papers
-from embedsearch.storage.local.lexical import LEXICAL_FILE, LexicalSearch, Postings
+from embedsearch.storage.local.lexical import LEXICAL_FILE, Postings
+from embedsearch.storage.local.lexical_search import LexicalSearch
 from embedsearch.storage.local.mapped import ALIGN, mapped_npz, write_npz
 
 QUERIES = ("low-rank visual prompting", "web agents", "speech recognition models")

@@ -11,6 +11,7 @@ import pytest
 from embedsearch import InputError
 from embedsearch.storage.exact import exact_search
 from embedsearch.storage.local.vectors import choose_index_type, create_index, load_index
+from embedsearch.storage.local.vectors.base import Allowed
 from embedsearch.storage.local.vectors.tuning import EXACT_MAX, estimate_bytes, ivf_params
 from tests.conftest import dev_vectors, needs_dev_data
 
@@ -91,6 +92,31 @@ def test_a_compressed_graph_holds_codes_and_reads_its_vectors_only_to_rerank(
     assert recall(found, truth) >= 0.95 and np.array_equal(found[:, 0], keys[:20])
     assert np.allclose(scores[:, 0], truth_scores[:, 0], atol=1e-6)  # scores are exact
     assert np.allclose(loaded.reconstruct(keys[[7, 3]]), vectors[[7, 3]])
+
+
+def test_a_compressed_graph_filtered_to_a_far_cluster_still_finds_the_best_admitted(
+        tmp_path: Path) -> None:
+    # A filter admitting a few papers far from the query has every admitted code
+    # scored; one admitting more than `exact_subset_limit` walks the graph wider
+    # (`filtered_ef`). Each answer is held against exact search.
+    vectors = clustered(45_000, seed=5)
+    keys = np.arange(45_000, dtype=np.int64) * 3
+    index = create_index("hnsw-sq8", vectors.shape[1], len(keys))
+    index.add(keys, vectors)
+    index.save(tmp_path)
+    loaded = load_index(tmp_path, index.meta(), vectors.shape[1])
+    queries = vectors[:20]
+    nearest = vectors @ vectors[0]
+    far = keys[np.argsort(nearest)[:3000]]  # the papers least like the first query
+    for allowed in (far, far[:300], keys[::2]):
+        subset = Allowed(allowed)
+        for _ in range(2):  # the second search reuses the selector the first derived
+            scores, found = loaded.search(queries, 10, allowed=subset, exclude=allowed[:2])
+            truth_scores, truth = exact_search(vectors[allowed // 3][2:], allowed[2:],
+                                               queries, 10)
+            assert (found >= 0).all() and set(found.ravel()) <= set(allowed[2:].tolist())
+            assert recall(found, truth) >= 0.9
+            assert np.allclose(scores[:, 0], truth_scores[:, 0], atol=1e-6)
 
 
 def test_tombstones_an_index_before_segments_left_are_never_returned(tmp_path: Path) -> None:

@@ -36,7 +36,8 @@ from embedsearch.readers import read_papers
 from embedsearch.storage import IndexOptions, PaperBatch, View, storage_class
 from embedsearch.storage.directory import IndexDirectory, Manifest
 from embedsearch.storage.exact import exact_search
-from embedsearch.storage.local.lexical import LexicalSearch, Postings
+from embedsearch.storage.local.lexical import Postings
+from embedsearch.storage.local.lexical_search import LexicalSearch
 from embedsearch.storage.milvus import Milvus, MilvusStorage, MilvusView
 from embedsearch.storage.milvus import view as milvus_view
 from embedsearch.storage.milvus.schema import filter_expression, paper_rows, truncate_text

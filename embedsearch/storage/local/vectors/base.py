@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,7 +21,9 @@ from ....registry import ClassRegistry
 from ...exact import Ranked, exact_search, exact_subset_limit
 from ...records import VectorIndexRecord
 
-__all__ = ["VectorIndex", "register_vector_index", "vector_index_class"]
+__all__ = ["Allowed", "VectorIndex", "register_vector_index", "vector_index_class"]
+
+T = TypeVar("T")
 
 _REGISTRY: ClassRegistry[VectorIndex] = ClassRegistry("vector index implementation",
                                                       "implementation")
@@ -35,6 +37,33 @@ def register_vector_index(name: str) -> Callable[[type[VectorIndex]], type[Vecto
 def vector_index_class(name: str) -> type[VectorIndex]:
     """The class registered as `name`; LookupError names the known ones."""
     return _REGISTRY.get(name)
+
+
+class Allowed:
+    """The keys a search may return (ascending, unique), with what an index derives from
+    them for its search (a FAISS selector, its rows) kept: a view makes one per segment
+    and filter, so the queries under one filter derive them once, not each time (at 1M
+    papers, sorting a year filter's keys alone cost 49 ms a query)."""
+
+    def __init__(self, keys: NDArray[np.int64]) -> None:
+        self.keys: NDArray[np.int64] = np.unique(np.asarray(keys, dtype=np.int64))
+        self._derived: dict[object, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def derived(self, name: object, make: Callable[[], T]) -> T:
+        """What `make` derives from these keys, made at the first call under `name`."""
+        if name not in self._derived:
+            self._derived[name] = make()
+        found: T = self._derived[name]
+        return found
+
+    def without(self, exclude: NDArray[np.int64] | None) -> NDArray[np.int64]:
+        """These keys less those of `exclude`."""
+        if exclude is None or not len(exclude):
+            return self.keys
+        return self.keys[np.isin(self.keys, exclude, invert=True)]
 
 
 class VectorIndex(ABC):
@@ -72,10 +101,14 @@ class VectorIndex(ABC):
         self,
         queries: NDArray[np.float32],
         k: int,
-        allowed: NDArray[np.int64] | None,
+        allowed: Allowed | None,
         exclude: NDArray[np.int64] | None,
     ) -> Ranked:
         """Top-k, restricted as asked; may return fewer than k (padded with key -1)."""
+
+    def _subset(self, queries: NDArray[np.float32], k: int, keys: NDArray[np.int64]) -> Ranked:
+        """Top-k among `keys` alone, a small subset, searched exhaustively."""
+        return exact_search(self.reconstruct(keys), keys, queries, k)
 
     @abstractmethod
     def save(self, directory: Path) -> list[str]:
@@ -96,30 +129,36 @@ class VectorIndex(ABC):
         queries: NDArray[np.float32],
         k: int,
         *,
-        allowed: NDArray[np.int64] | None = None,
+        allowed: NDArray[np.int64] | Allowed | None = None,
         exclude: NDArray[np.int64] | None = None,
     ) -> Ranked:
-        """Top-`k` (scores, keys) per query, best first; key -1 pads missing hits."""
+        """Top-`k` (scores, keys) per query, best first; key -1 pads missing hits. Only
+        `allowed` keys (None: all) and none of `exclude` are returned."""
         queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self.dim)
-        if allowed is not None:
-            allowed = np.unique(np.asarray(allowed, dtype=np.int64))
-            if exclude is not None and len(exclude):
-                allowed = np.setdiff1d(allowed, exclude, assume_unique=False)
-                exclude = None
-            if not self.exact and len(allowed) <= exact_subset_limit(len(self)):
-                return exact_search(self.reconstruct(allowed), allowed, queries, k)
+        if allowed is not None and not isinstance(allowed, Allowed):
+            allowed = Allowed(allowed)
+        if allowed is not None and not self.exact and len(allowed) <= exact_subset_limit(len(self)):
+            return self._subset(queries, k, allowed.without(exclude))
         scores, keys = self._search(queries, k, allowed, exclude)
         if not self.exact:
-            available = len(self) - (len(exclude) if exclude is not None else 0)
-            wanted = min(k, len(allowed) if allowed is not None else available)
+            wanted = min(k, self._admissible(allowed, exclude))
             short = (keys[:, :wanted] < 0).any(axis=1)
             if short.any():
                 scores[short], keys[short] = self._exact(queries[short], k, allowed, exclude)
         return scores, keys
 
-    def _exact(self, queries: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None,
+    def _admissible(self, allowed: Allowed | None, exclude: NDArray[np.int64] | None) -> int:
+        """How many keys a search restricted so may return."""
+        held = self.keys() if allowed is None else allowed.keys
+        if exclude is None or not len(exclude) or not len(held):
+            return len(held)
+        gone = np.unique(exclude)
+        at = np.searchsorted(held, gone).clip(0, len(held) - 1)
+        return len(held) - int(np.count_nonzero(held[at] == gone))
+
+    def _exact(self, queries: NDArray[np.float32], k: int, allowed: Allowed | None,
                exclude: NDArray[np.int64] | None) -> Ranked:
-        keys = self.keys() if allowed is None else allowed
+        keys = self.keys() if allowed is None else allowed.keys
         if exclude is not None and len(exclude):
             keys = np.setdiff1d(keys, exclude)
         return exact_search(self.reconstruct(keys), keys, queries, k)

@@ -18,8 +18,8 @@ from numpy.typing import NDArray
 
 from ....errors import InputError
 from ...exact import Ranked
-from .base import VectorIndex, register_vector_index
-from .faisslib import faiss, id_selector, set_threads, training_sample, write_index
+from .base import Allowed, VectorIndex, register_vector_index
+from .faisslib import faiss, id_selector, label_selector, set_threads, training_sample, write_index
 from .tuning import hnsw_params, ivf_params
 
 __all__ = ["FaissIndex", "factory_for"]
@@ -117,12 +117,14 @@ class FaissIndex(VectorIndex):
             return faiss.SearchParametersHNSW(sel=selector, efSearch=int(self.params["efSearch"]))
         return faiss.SearchParameters(sel=selector) if selector is not None else None
 
-    def _search(self, queries: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None,
+    def _search(self, queries: NDArray[np.float32], k: int, allowed: Allowed | None,
                 exclude: NDArray[np.int64] | None) -> Ranked:
         if len(self._dead) and allowed is None:
             exclude = self._dead if exclude is None else np.union1d(exclude, self._dead)
         set_threads(len(queries))
-        params = self._search_params(id_selector(allowed, exclude))
+        admitted = None if allowed is None else allowed.derived(
+            ("faiss", id(self)), lambda: label_selector(allowed.keys))
+        params = self._search_params(id_selector(admitted, exclude))
         scores, keys = self._index.search(queries, k, params=params)
         return scores, keys
 

@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 
 from .tuning import search_threads
 
-__all__ = ["faiss", "id_selector", "set_threads", "training_sample", "write_index"]
+__all__ = ["faiss", "id_selector", "label_selector", "set_threads", "training_sample",
+           "write_index"]
 
 #: Vectors k-means (IVF lists, PQ codebooks) trains on: more adds little quality and
 #: costs minutes (k-means over all 1M vectors for 4,000 lists is tens of TFLOP).
@@ -46,18 +47,32 @@ def set_threads(queries: int | None = None) -> None:
     faiss.omp_set_num_threads(cores if queries is None else search_threads(queries, cores))
 
 
-def id_selector(allowed: NDArray[np.int64] | None, exclude: NDArray[np.int64] | None) -> Any:
-    """A FAISS IDSelector for the restriction, or None; it keeps its arrays alive."""
-    if allowed is not None:
-        selector = faiss.IDSelectorBatch(allowed)
-        selector.keep = allowed
+def label_selector(labels: NDArray[np.int64]) -> Any:
+    """A FAISS IDSelector admitting `labels` (non-negative): a bitmap over 0..max, one
+    bit a label, which FAISS tests in a step (a batch selector hashes each candidate);
+    it keeps its bitmap alive."""
+    size = int(labels.max()) + 1 if len(labels) else 1
+    admitted = np.zeros(size, bool)
+    admitted[labels] = True
+    bits = np.packbits(admitted, bitorder="little")
+    selector = faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits))  # n: bytes
+    selector.keep = bits
+    return selector
+
+
+def id_selector(allowed: Any | None, exclude: NDArray[np.int64] | None) -> Any:
+    """A FAISS IDSelector for the restriction, or None: `allowed` a `label_selector` (or
+    None: every label), less the labels `exclude`; it keeps its parts alive."""
+    if exclude is None or not len(exclude):
+        return allowed
+    inner = faiss.IDSelectorBatch(np.ascontiguousarray(exclude, dtype=np.int64))
+    selector = faiss.IDSelectorNot(inner)
+    selector.keep = (inner, exclude)
+    if allowed is None:
         return selector
-    if exclude is not None and len(exclude):
-        inner = faiss.IDSelectorBatch(exclude)
-        selector = faiss.IDSelectorNot(inner)
-        selector.keep = (inner, exclude)
-        return selector
-    return None
+    both = faiss.IDSelectorAnd(allowed, selector)
+    both.keep = (allowed, selector)
+    return both
 
 
 def training_sample(vectors: NDArray[np.float32], size: int = TRAIN_SAMPLE) -> NDArray[np.float32]:
