@@ -209,7 +209,10 @@ def measure(args: argparse.Namespace, devset: DevSet) -> None:
     opened = time.perf_counter() - start
     engine.search(queries[0], k=10)
     first = time.perf_counter() - start
+    manifest = json.loads((args.out / "manifest.json").read_text())
     found: dict[str, object] = {"cpu": cpu_name(), "papers": len(engine),
+                                "segments": len(manifest["segments"]),
+                                "disk_mb": round(size_mb(args.out)),
                                 "page_cache": "cold" if cold else "warm",
                                 "open_s": round(opened, 2), "first_answer_s": round(first, 2),
                                 "after_first_answer": resident()}
