@@ -14,7 +14,6 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +21,7 @@ from numpy.typing import NDArray
 from ..records import SegmentRecord
 from .fulltext import merged_batch
 from .lexical import Postings
+from .paper_store import STORE_FILE, PaperStore
 from .segment import Segment, write_segment
 from .vectors import VectorIndex
 
@@ -103,24 +103,29 @@ def merge_segments(folder: Path, name: str,
     segment `name` in `folder`, in key order, its vector index `index_for(count)` (and
     its passages' `passage_index_for(count)`); with `replaced` (keys, vectors), those
     keys' vectors are stored in place of theirs."""
+    parts = sorted(parts, key=lambda part: int(part[0].keys()[0]) if len(part[0].keys()) else 0)
     masks = [segment.live(deleted) for segment, deleted in parts]
     live = [segment.keys() if mask is None else segment.keys()[mask]
             for (segment, _), mask in zip(parts, masks)]
     keys = np.concatenate(live) if live else np.zeros(0, np.int64)
     order = np.argsort(keys, kind="stable")
-    keys = keys[order]
+    ordered = np.array_equal(order, np.arange(len(order)))  # parts whose keys interleave not
+    keys = keys if ordered else keys[order]
     vectors = np.concatenate([segment.vectors.reconstruct(held)
-                              for (segment, _), held in zip(parts, live)])[order]
+                              for (segment, _), held in zip(parts, live)])
+    vectors = vectors if ordered else vectors[order]
     if replaced is not None:
         at = np.searchsorted(keys, replaced[0])
         vectors[at] = replaced[1]
-    papers: dict[int, Any] = {}
-    for (segment, _), held in zip(parts, live):
-        papers.update(segment.store.papers(held))
+
+    def papers(store: PaperStore) -> None:
+        for segment, deleted in parts:
+            store.copy_papers(folder / segment.name / STORE_FILE, deleted)
+
     lexical = Postings.merged([(segment.lexical, mask)
                                    for (segment, _), mask in zip(parts, masks)])
     dim = vectors.shape[1]
     batch = merged_batch([(segment.full_text, deleted) for segment, deleted in parts], dim)
     full_text = (batch, passage_index_for(len(batch.keys))) if batch else None
-    return write_segment(folder / name, name, keys, [papers[int(key)] for key in keys],
-                         vectors, lexical, index_for(len(keys)), full_text)
+    return write_segment(folder / name, name, keys, papers, vectors, lexical,
+                         index_for(len(keys)), full_text)

@@ -18,7 +18,7 @@ number within that generation, so names are never reused within an index.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...papers import Paper
 from ..records import SegmentRecord
 from .fulltext import FullText, PassageBatch, load_full_text, write_full_text
 from .lexical import Postings
@@ -112,16 +111,17 @@ def write_deletions(folder: Path, keys: NDArray[np.int64]) -> None:
     np.save(folder / DELETIONS_FILE, np.unique(np.asarray(keys, dtype=np.int64)))
 
 
-def write_segment(folder: Path, name: str, keys: NDArray[np.int64], papers: Sequence[Paper],
-                  vectors: NDArray[np.float32], lexical: Postings, index: VectorIndex,
+def write_segment(folder: Path, name: str, keys: NDArray[np.int64],
+                  papers: Callable[[PaperStore], None], vectors: NDArray[np.float32],
+                  lexical: Postings, index: VectorIndex,
                   full_text: tuple[PassageBatch, VectorIndex] | None = None) -> SegmentRecord:
-    """Write a new segment of `papers` (keys ascending; row i of `vectors` is paper i's)
-    into `folder`, with `lexical` its postings and `index` its vector index (empty, of
-    the type its size calls for), and `full_text`'s passages with theirs; the
-    manifest's record of it."""
+    """Write a new segment of the papers `papers` stores into its new store (keys
+    ascending; row i of `vectors` is key i's) into `folder`, with `lexical` its postings
+    and `index` its vector index (empty, of the type its size calls for), and
+    `full_text`'s passages with theirs; the manifest's record of it."""
     folder.mkdir(parents=True)
     with PaperStore.transaction(folder / STORE_FILE, create=True) as store:
-        store.insert(keys, papers)
+        papers(store)
     index.add(keys, vectors)
     index.save(folder)
     lexical.save(folder)

@@ -179,8 +179,9 @@ class LocalStorage(Storage):
         lexical = Postings.build(keys, lexical_texts(papers, manifest))
         passages = PassageBatch.of(keys, papers, batch.passage_vectors, manifest.model.dim)
         full_text = (passages, passage_index_for(len(passages.keys))) if passages else None
-        record = write_segment(staging.dir / name, name, keys, papers, batch.vectors, lexical,
-                               index_for(len(papers)), full_text)
+        record = write_segment(staging.dir / name, name, keys,
+                               lambda store: store.insert(keys, papers), batch.vectors,
+                               lexical, index_for(len(papers)), full_text)
         own = dataclasses.replace(own, segments=(*own.segments, record),
                                   next_key=int(keys[-1]) + 1)
         return dataclasses.replace(manifest, local=own, count=manifest.count + len(papers))

@@ -159,7 +159,9 @@ class RerankedIndex(VectorIndex):
             self._index.add(vectors)
         else:
             self._index.add_with_ids(vectors, keys)
-        self._vectors = np.concatenate([self._vectors, vectors])
+        # A merge adds its million vectors at once: held as given, not copied again.
+        self._vectors = (vectors if not len(self._vectors) else
+                         np.concatenate([self._vectors, vectors]))
         self._keys = np.concatenate([self._keys, keys])
 
     def reconstruct(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
