@@ -8,14 +8,16 @@ with a file that does not match its entry.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ..fs import fsync_file
 from ..hashing import sha256_file
 
-__all__ = ["file_entries", "file_problem", "files_under"]
+__all__ = ["file_entries", "file_problem", "file_problems", "files_under"]
 
 
 def files_under(folder: Path) -> list[str]:
@@ -53,3 +55,20 @@ def file_problem(path: Path, expected: Mapping[str, object], checksums: bool) ->
     if checksums and sha256_file(path) != expected["sha256"]:
         return f"{path} does not match its checksum: the file is damaged"
     return None
+
+
+def file_problems(folder: Path, files: Mapping[str, Mapping[str, object]], checksums: bool
+                  ) -> list[str]:
+    """What is wrong with each of `files` (name: entry) in `folder` (`file_problem`), in
+    name order. Hashed on every core at once, largest files first (sha256 and reading
+    let go of the GIL): a 2.5M-paper index is 14 GB, 9.8 s to open on one core of a
+    2-core AMD EPYC, most of it hashing."""
+    names = sorted(files, key=lambda name: -int(str(files[name]["bytes"])))
+    workers = min(len(names), os.cpu_count() or 1) if checksums else 1
+    if workers <= 1:
+        found = {name: file_problem(folder / name, files[name], checksums) for name in names}
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            found = dict(zip(names, pool.map(
+                lambda name: file_problem(folder / name, files[name], checksums), names)))
+    return [problem for name in sorted(found) if (problem := found[name])]

@@ -50,7 +50,7 @@ from ..fs import (
     try_exclusive,
     write_atomic,
 )
-from .checksums import file_entries, file_problem, files_under
+from .checksums import file_entries, file_problems, files_under
 from .manifest import FORMAT_VERSION, MANIFEST, Manifest
 
 __all__ = ["DEFAULT_WAIT", "FORMAT_VERSION", "SIDE_FILES", "IndexDirectory", "Lease", "Manifest",
@@ -132,11 +132,9 @@ class IndexDirectory:
 
     def verify(self, manifest: Manifest, *, checksums: bool = True) -> None:
         """Check every file of the manifest: present, of its size and (if asked) its hash."""
-        folder = self.files_dir(manifest)
-        for name, expected in manifest.files.items():
-            problem = file_problem(folder / name, expected, checksums)
-            if problem:
-                raise IndexCorruptError(f"{problem}; rebuild the index")
+        problems = file_problems(self.files_dir(manifest), manifest.files, checksums)
+        if problems:
+            raise IndexCorruptError(f"{problems[0]}; rebuild the index")
 
     def problems(self, manifest: Manifest) -> list[str]:
         """Everything wrong on disk with `manifest`'s generation (`file_problems`) and
@@ -147,8 +145,7 @@ class IndexDirectory:
         """The files of `manifest`'s generation that are missing, cut short, not
         matching their sha256, or not the manifest's."""
         folder = self.files_dir(manifest)
-        found = [problem for name, expected in sorted(manifest.files.items())
-                 if (problem := file_problem(folder / name, expected, True))]
+        found = file_problems(folder, manifest.files, True)
         if folder.is_dir():
             found += [f"{folder / name} is not a file of this generation" for name in
                       files_under(folder) if name not in manifest.files and name != _LEASE]
