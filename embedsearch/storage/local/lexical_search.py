@@ -127,8 +127,9 @@ class LexicalSearch(Tokenized):
         (`maxscore.within_budget`); the last query's are kept, as its hits are scored
         again."""
         asked = (query, pair_weight, budget)
-        if self._prepared is not None and self._prepared[0] == asked:
-            return self._prepared[1]
+        prepared = self._prepared  # read once: a server's threads share this search
+        if prepared is not None and prepared[0] == asked:
+            return prepared[1]
         words, pairs = self.tokenizer.terms(query)
         terms: list[list[Piece]] = []
         for kind, scale, hashes in (("words", 1.0, words), ("pairs", pair_weight, pairs)):

@@ -8,6 +8,7 @@ returned: their keys are excluded from every segment's search.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -69,6 +70,7 @@ class LocalView(View):
         self._count = sum(len(s.vectors) - len(d) for s, d in segments)
         self._keys: NDArray[np.int64] | None = None
         self._selections: dict[Filters, _Selection] = {}
+        self._selecting = threading.Lock()
         self._titles: dict[str, int] | None = None
 
     def __len__(self) -> int:
@@ -172,6 +174,10 @@ class LocalView(View):
     def _selection(self, filters: Filters | None) -> _Selection | None:
         if not filters:
             return None
+        with self._selecting:  # a server's threads share the view
+            return self._selected(filters)
+
+    def _selected(self, filters: Filters) -> _Selection:
         if filters not in self._selections:
             since = self._first_key(filters)
             allowed = [Allowed(np.zeros(0, np.int64) if since is not None and
