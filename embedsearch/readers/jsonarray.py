@@ -75,7 +75,7 @@ def json_lines_named_json(path: Path) -> bool:
         return False
     try:
         parsed = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # the document's own reading says what is wrong
         return False
     return isinstance(parsed, dict) and next(lines, None) is not None
 

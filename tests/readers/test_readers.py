@@ -204,8 +204,17 @@ def test_csv_without_abstract_column_and_ragged_rows(tmp_path: Path) -> None:
 
 def test_json_that_is_not_an_array(tmp_path: Path) -> None:
     assert "expected a JSON array" in error_of(write(tmp_path / "o.json", json.dumps(RECORD)))
+    # JSON Lines named .json (as arXiv's dump is) is read as JSON Lines, line numbers
+    # and all.
     lines = write(tmp_path / "l.json", json.dumps(RECORD) + "\n" + json.dumps(RECORD) + "\n")
-    assert "looks like JSON Lines" in error_of(lines)
+    assert error_of(lines).startswith(f"{lines}:2: duplicate id")
+    other = {**RECORD, "id": "other"}
+    lines = write(tmp_path / "m.json", json.dumps(RECORD) + "\n" + json.dumps(other) + "\n")
+    assert [paper.id for paper in read_papers([lines])] == [RECORD["id"], "other"]
+    # A first line that is not one whole object is read as a document, whose error says
+    # it looks like JSON Lines.
+    split = write(tmp_path / "n.json", '{"id": "a",\n"abstract": "x"}\n{"id": "b"}\n')
+    assert "looks like JSON Lines" in error_of(split)
     assert "expected a JSON object" in error_of(write(tmp_path / "s.jsonl", '"text"\n'))
 
 
