@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...text.words import Tokenizer
+from ..keys import find_keys
 from .mapped import mapped_npz, write_npz
 from .maxscore import Piece, length_norm, saturation
 
@@ -140,9 +141,7 @@ class TermPostings:
         df[known] = self.indptr[where[known] + 1] - self.indptr[where[known]]
         if len(dead):
             for i in np.flatnonzero(known).tolist():
-                rows = self.ascending(int(where[i]))[0]
-                at = np.searchsorted(rows, dead).clip(max=len(rows) - 1)
-                df[i] -= np.count_nonzero(rows[at] == dead)
+                df[i] -= np.count_nonzero(find_keys(self.ascending(int(where[i]))[0], dead)[1])
         return df
 
     def add_scores(self, total: NDArray[np.float32], where: NDArray[np.intp],

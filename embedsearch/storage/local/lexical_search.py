@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...text.words import Tokenized, find_terms, lucene_idf
+from ..keys import find_keys
 from .lexical import PAIR_WEIGHT, Postings
 from .maxscore import Piece, best_rows, length_norm, postings_budget, scores_of, within_budget
 
@@ -182,10 +183,9 @@ class LexicalSearch(Tokenized):
 
     def mask(self, keys: NDArray[np.int64]) -> NDArray[np.bool_]:
         """True at the row of each of `keys` the segments hold."""
+        rows, held = self._located(keys)
         mask = np.zeros(len(self._keys), bool)
-        for (index, _), start in zip(self._parts, self._starts[:-1]):
-            at, hit = _rows_in(index.keys(), keys)
-            mask[start + at[hit]] = True
+        mask[rows[held]] = True
         return mask
 
     def idf(self, words: Sequence[str]) -> dict[str, float]:
@@ -197,11 +197,15 @@ class LexicalSearch(Tokenized):
 
     def rows(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
         """The row of each of `keys`, which the segments must hold."""
-        found = np.zeros(len(keys), np.int64)
+        return self._located(keys)[0]
+
+    def _located(self, keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        """The row of each of `keys` (0 where none holds it), and whether one does."""
+        rows, held = np.zeros(len(keys), np.int64), np.zeros(len(keys), bool)
         for (index, _), start in zip(self._parts, self._starts[:-1]):
-            at, hit = _rows_in(index.keys(), keys)
-            found[hit] = start + at[hit]
-        return found
+            at, hit = find_keys(index.keys(), keys)
+            rows[hit], held[hit] = start + at[hit], True
+        return rows, held
 
     def top(self, scores: NDArray[np.float32], k: int, allowed: NDArray[np.int64] | None = None,
             exclude: NDArray[np.int64] | None = None) -> tuple[NDArray[np.float32],
@@ -219,11 +223,3 @@ class LexicalSearch(Tokenized):
         order = positive[np.lexsort((self._keys[positive], -scores[positive]))]
         return scores[order], self._keys[order]
 
-
-def _rows_in(held: NDArray[np.int64], keys: NDArray[np.int64]
-             ) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
-    """Where each of `keys` is in `held` (ascending), and whether it is there."""
-    if not len(held):
-        return np.zeros(len(keys), np.intp), np.zeros(len(keys), bool)
-    at = np.searchsorted(held, keys).clip(0, len(held) - 1)
-    return at, held[at] == keys

@@ -18,6 +18,7 @@ from ...filters import Filters
 from ...papers import Paper, Passage, normalise_title
 from ..base import PassageRanked, Ranked, View, WordStatistics
 from ..directory import Lease, Manifest
+from ..keys import find_keys
 from ..records import SegmentRecord
 from .additions import added_at, first_key_after
 from .fulltext import full_text_problems, owners
@@ -132,12 +133,7 @@ class LocalView(View):
         """For each segment, the positions in `keys` of the keys it holds."""
         found = []
         for segment in self.segments:
-            held = segment.keys()
-            if not len(held) or not len(keys):
-                found.append(np.zeros(0, np.intp))
-                continue
-            at = np.searchsorted(held, keys).clip(0, len(held) - 1)
-            found.append(np.flatnonzero(held[at] == keys))
+            found.append(np.flatnonzero(find_keys(segment.keys(), keys)[1]))
         return found
 
     def papers(self, keys: Iterable[int]) -> dict[int, Paper]:

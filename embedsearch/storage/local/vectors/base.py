@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from ....registry import ClassRegistry
 from ...exact import Ranked, exact_search, exact_subset_limit
+from ...keys import find_keys
 from ...records import VectorIndexRecord
 
 __all__ = ["Allowed", "VectorIndex", "register_vector_index", "vector_index_class"]
@@ -152,13 +153,12 @@ class VectorIndex(ABC):
         held = self.keys() if allowed is None else allowed.keys
         if exclude is None or not len(exclude) or not len(held):
             return len(held)
-        gone = np.unique(exclude)
-        at = np.searchsorted(held, gone).clip(0, len(held) - 1)
-        return len(held) - int(np.count_nonzero(held[at] == gone))
+        return len(held) - int(np.count_nonzero(find_keys(held, np.unique(exclude))[1]))
 
     def _exact(self, queries: NDArray[np.float32], k: int, allowed: Allowed | None,
                exclude: NDArray[np.int64] | None) -> Ranked:
+        """A search that came back short, done again over every admissible key."""
         keys = self.keys() if allowed is None else allowed.keys
         if exclude is not None and len(exclude):
             keys = np.setdiff1d(keys, exclude)
-        return exact_search(self.reconstruct(keys), keys, queries, k)
+        return self._subset(queries, k, keys)
