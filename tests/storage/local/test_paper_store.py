@@ -16,8 +16,9 @@ BOOK = Paper(id="new", abstract="y", doi="10.1000/new", entry_type="book",
              bib_fields=(("edition", "2"), ("publisher", "MIT Press")))
 
 
-def test_a_store_written_before_identifiers_reads_and_grows(tmp_path: Path) -> None:
-    path = tmp_path / "papers.sqlite"
+def _old_store(path: Path, rows: str) -> None:
+    """A store as written before identifiers, collections and origins existed, holding
+    what the SQL `rows` insert."""
     db = sqlite3.connect(path)
     db.executescript("""
         CREATE TABLE papers (key INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
@@ -25,10 +26,15 @@ def test_a_store_written_before_identifiers_reads_and_grows(tmp_path: Path) -> N
             authors TEXT NOT NULL, keywords TEXT NOT NULL, venue TEXT NOT NULL,
             year INTEGER, url TEXT NOT NULL, tldr TEXT NOT NULL, primary_area TEXT NOT NULL);
         CREATE TABLE paper_keywords (key INTEGER NOT NULL, keyword TEXT NOT NULL);
-        INSERT INTO papers VALUES (1, 'old', 'Old', 0, 'x', '[]', '[]', '', NULL, '', '', '');
-    """)
+    """ + rows)
     db.commit()
     db.close()
+
+
+def test_a_store_written_before_identifiers_reads_and_grows(tmp_path: Path) -> None:
+    path = tmp_path / "papers.sqlite"
+    _old_store(path, "INSERT INTO papers VALUES (1, 'old', 'Old', 0, 'x', '[]', '[]', '', "
+                     "NULL, '', '', '');")
     store = PaperStore.open(path)
     assert store.papers([1])[1].doi == "" and store.keys_by_identifier("doi", ["a"]) == []
     assert (store.papers([1])[1].entry_type, store.papers([1])[1].bib_fields) == ("", ())
@@ -42,26 +48,13 @@ def test_a_store_written_before_identifiers_reads_and_grows(tmp_path: Path) -> N
     store.close()
 
 
-def _old_store(path: Path) -> None:
-    """A store as written before identifiers, collections and origins existed."""
-    db = sqlite3.connect(path)
-    db.executescript("""
-        CREATE TABLE papers (key INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
-            title TEXT NOT NULL, title_derived INTEGER NOT NULL, abstract TEXT NOT NULL,
-            authors TEXT NOT NULL, keywords TEXT NOT NULL, venue TEXT NOT NULL,
-            year INTEGER, url TEXT NOT NULL, tldr TEXT NOT NULL, primary_area TEXT NOT NULL);
-        CREATE TABLE paper_keywords (key INTEGER NOT NULL, keyword TEXT NOT NULL);
+def test_a_merge_copies_the_live_papers_of_each_store_in_sqlite(tmp_path: Path) -> None:
+    _old_store(tmp_path / "old.sqlite", """
         INSERT INTO papers VALUES (1, 'old', 'Old', 0, 'x', '[]', '["graphs"]', 'ICLR', 2020,
                                    '', '', '');
         INSERT INTO paper_keywords VALUES (1, 'graphs');
         INSERT INTO papers VALUES (2, 'gone', 'Gone', 0, 'y', '[]', '[]', '', NULL, '', '', '');
     """)
-    db.commit()
-    db.close()
-
-
-def test_a_merge_copies_the_live_papers_of_each_store_in_sqlite(tmp_path: Path) -> None:
-    _old_store(tmp_path / "old.sqlite")
     newer = [BOOK, Paper(id="zot", abstract="z", keywords=("Graphs",),
                          collections=("Thesis/Methods",), library="Lab group",
                          file_stamp="123"),
